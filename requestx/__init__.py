@@ -1,0 +1,1 @@
+"""requestx: an async-first, httpx-compatible HTTP client on a libcurl C engine."""
