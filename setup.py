@@ -52,7 +52,7 @@ link_args: list[str] = []
 if DEBUG or ASAN:
     compile_args += ["-O0", "-g3", "-fno-omit-frame-pointer"]
 else:
-    compile_args += ["-O2", "-DNDEBUG"]
+    compile_args += ["-O2", "-g", "-DNDEBUG"]
 if ASAN:
     sanitizers = "-fsanitize=address,undefined"
     compile_args += [sanitizers]

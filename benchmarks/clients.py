@@ -1,0 +1,202 @@
+"""The HTTP clients under comparison, each behind the same three calls.
+
+Every driver does the work a user's code would do with that library: read the whole body, and
+for JSON, decode it with what the library offers (`response.json()`; pycurl has no decoder, so
+it uses the standard `json` module like a pycurl user would). Each call checks the status, so a
+misconfigured run fails instead of measuring error pages.
+
+`thread_safe` says whether one driver may be shared by many threads: requestx and httpx clients
+are documented as thread-safe; a requests.Session is not guaranteed to be, and a pycurl easy
+handle must never be used by two threads at once, so those get one driver per thread.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any, Callable
+
+# The request body of the POST scenarios: 1024 bytes in compact JSON (httpx, orjson); requests
+# encodes with spaces after separators, a few hundred bytes more.
+POST_DOC: dict[str, Any] = {"user": "bench", "values": list(range(150)), "pad": ""}
+POST_DOC["pad"] = "x" * (1024 - len(json.dumps(POST_DOC, separators=(",", ":"))))
+
+
+class ClientUnavailable(Exception):
+    """The library is not installed (or, for requestx, not built yet)."""
+
+
+class Driver:
+    name = ""
+    thread_safe = False
+
+    def get(self, url: str) -> bytes:
+        raise NotImplementedError
+
+    def get_json(self, url: str) -> Any:
+        raise NotImplementedError
+
+    def post_json(self, url: str, doc: Any) -> Any:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+
+def _fail(name: str, url: str, status: int) -> None:
+    raise RuntimeError(f"{name}: {url} answered {status}")
+
+
+class RequestxDriver(Driver):
+    name = "requestx"
+    thread_safe = True
+
+    def __init__(self) -> None:
+        try:
+            import requestx
+
+            self._client = requestx.Client()
+        except (ImportError, AttributeError) as exc:
+            raise ClientUnavailable(f"requestx is not built/importable yet ({exc})") from exc
+
+    def get(self, url: str) -> bytes:
+        response = self._client.get(url)
+        if response.status_code != 200:
+            _fail(self.name, url, response.status_code)
+        return response.content  # type: ignore[no-any-return]
+
+    def get_json(self, url: str) -> Any:
+        response = self._client.get(url)
+        if response.status_code != 200:
+            _fail(self.name, url, response.status_code)
+        return response.json()
+
+    def post_json(self, url: str, doc: Any) -> Any:
+        response = self._client.post(url, json=doc)
+        if response.status_code != 200:
+            _fail(self.name, url, response.status_code)
+        return response.json()
+
+    def close(self) -> None:
+        self._client.close()
+
+
+class HttpxDriver(Driver):
+    name = "httpx"
+    thread_safe = True
+
+    def __init__(self) -> None:
+        try:
+            import httpx
+        except ImportError as exc:
+            raise ClientUnavailable("httpx is not installed") from exc
+        self._client = httpx.Client()
+
+    def get(self, url: str) -> bytes:
+        response = self._client.get(url)
+        if response.status_code != 200:
+            _fail(self.name, url, response.status_code)
+        return response.content
+
+    def get_json(self, url: str) -> Any:
+        response = self._client.get(url)
+        if response.status_code != 200:
+            _fail(self.name, url, response.status_code)
+        return response.json()
+
+    def post_json(self, url: str, doc: Any) -> Any:
+        response = self._client.post(url, json=doc)
+        if response.status_code != 200:
+            _fail(self.name, url, response.status_code)
+        return response.json()
+
+    def close(self) -> None:
+        self._client.close()
+
+
+class RequestsDriver(Driver):
+    name = "requests"
+    thread_safe = False
+
+    def __init__(self) -> None:
+        try:
+            import requests
+        except ImportError as exc:
+            raise ClientUnavailable("requests is not installed") from exc
+        self._session = requests.Session()
+
+    def get(self, url: str) -> bytes:
+        response = self._session.get(url)
+        if response.status_code != 200:
+            _fail(self.name, url, response.status_code)
+        return response.content
+
+    def get_json(self, url: str) -> Any:
+        response = self._session.get(url)
+        if response.status_code != 200:
+            _fail(self.name, url, response.status_code)
+        return response.json()
+
+    def post_json(self, url: str, doc: Any) -> Any:
+        response = self._session.post(url, json=doc)
+        if response.status_code != 200:
+            _fail(self.name, url, response.status_code)
+        return response.json()
+
+    def close(self) -> None:
+        self._session.close()
+
+
+class PycurlDriver(Driver):
+    """One reused easy handle: about the least Python can do per request through libcurl."""
+
+    name = "pycurl"
+    thread_safe = False
+
+    def __init__(self) -> None:
+        try:
+            import pycurl
+        except ImportError as exc:
+            raise ClientUnavailable("pycurl is not installed") from exc
+        self._pycurl = pycurl
+        self._curl = pycurl.Curl()
+        self._curl.setopt(pycurl.NOSIGNAL, 1)
+        self._json_headers = ["Content-Type: application/json", "Expect:"]
+
+    def _perform(self, url: str) -> bytes:
+        curl, pycurl = self._curl, self._pycurl
+        body = io.BytesIO()
+        curl.setopt(pycurl.URL, url)
+        curl.setopt(pycurl.WRITEDATA, body)
+        curl.perform()
+        status = curl.getinfo(pycurl.RESPONSE_CODE)
+        if status != 200:
+            _fail(self.name, url, status)
+        return body.getvalue()
+
+    def get(self, url: str) -> bytes:
+        self._curl.setopt(self._pycurl.HTTPGET, 1)
+        return self._perform(url)
+
+    def get_json(self, url: str) -> Any:
+        return json.loads(self.get(url))
+
+    def post_json(self, url: str, doc: Any) -> Any:
+        curl, pycurl = self._curl, self._pycurl
+        curl.setopt(pycurl.HTTPHEADER, self._json_headers)
+        curl.setopt(pycurl.POSTFIELDS, json.dumps(doc, separators=(",", ":")))
+        try:
+            return json.loads(self._perform(url))
+        finally:
+            curl.setopt(pycurl.HTTPHEADER, [])
+
+    def close(self) -> None:
+        self._curl.close()
+
+
+DRIVERS: dict[str, Callable[[], Driver]] = {
+    "requestx": RequestxDriver,
+    "httpx": HttpxDriver,
+    "requests": RequestsDriver,
+    "pycurl": PycurlDriver,
+}

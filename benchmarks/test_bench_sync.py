@@ -1,0 +1,67 @@
+"""The run_sync.py scenarios as pytest-benchmark tests.
+
+    pytest benchmarks/ --benchmark-only
+    pytest benchmarks/ --benchmark-only -k "get and not c10" --benchmark-columns=mean,ops
+
+Not part of the test suite (pytest's testpaths is tests/). Each c=1 round is one request; each
+c=10 round is a batch of 10 x BATCH requests spread over 10 threads, so compare c=10 rows with
+each other, and use run_sync.py for requests/second and CPU per request.
+"""
+
+from __future__ import annotations
+
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+pytest.importorskip("pytest_benchmark")
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling modules, any import mode
+
+from clients import DRIVERS, ClientUnavailable, Driver  # noqa: E402
+from nginx import Nginx  # noqa: E402
+from workload import SCENARIOS, Scenario, bind, close_drivers, make_drivers  # noqa: E402
+
+BATCH = 10  # requests per thread per round in the c=10 scenarios
+
+
+@pytest.fixture(scope="session")
+def nginx() -> Iterator[Nginx]:
+    with Nginx() as server:
+        yield server
+
+
+@pytest.fixture(params=list(DRIVERS))
+def factory(request: pytest.FixtureRequest) -> Callable[[], Driver]:
+    make: Callable[[], Driver] = DRIVERS[request.param]
+    try:
+        make().close()
+    except ClientUnavailable as exc:
+        pytest.skip(str(exc))
+    return make
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
+def test_sync(
+    benchmark: Any, nginx: Nginx, factory: Callable[[], Driver], scenario: Scenario
+) -> None:
+    drivers = make_drivers(factory, scenario.concurrency)
+    calls = [bind(driver, scenario, nginx.url) for driver in drivers]
+    try:
+        for call in calls:  # open every connection before timing
+            call()
+        if scenario.concurrency == 1:
+            benchmark(calls[0])
+            return
+        benchmark.extra_info["requests_per_round"] = BATCH * len(calls)
+
+        def run_batch(call: Callable[[], Any]) -> None:
+            for _ in range(BATCH):
+                call()
+
+        with ThreadPoolExecutor(len(calls)) as pool:
+            benchmark(lambda: list(pool.map(run_batch, calls)))  # list(): re-raise errors
+    finally:
+        close_drivers(drivers)

@@ -1,0 +1,30 @@
+/* A growable byte buffer: the one container the engine uses for bodies and header blocks.
+ *
+ * Ownership is plain: whoever holds the struct owns `data` and frees it with rx_buffer_free(),
+ * or hands it on with rx_buffer_steal(). Not thread-safe; each buffer has one writer at a time. */
+#ifndef RX_BUFFER_H
+#define RX_BUFFER_H
+
+#include <stddef.h>
+
+typedef struct rx_buffer {
+    char *data;
+    size_t len;
+    size_t cap;
+} rx_buffer;
+
+/* Make room for at least `cap` bytes in total. Returns 0, or -1 when out of memory. */
+int rx_buffer_reserve(rx_buffer *b, size_t cap);
+
+/* Append n bytes, growing geometrically. Returns 0, or -1 when out of memory. */
+int rx_buffer_append(rx_buffer *b, const void *src, size_t n);
+
+/* Forget the contents, keep the allocation. */
+static inline void rx_buffer_clear(rx_buffer *b) { b->len = 0; }
+
+/* Hand the allocation to the caller (who must free() it); the buffer is empty afterwards. */
+char *rx_buffer_steal(rx_buffer *b, size_t *len);
+
+void rx_buffer_free(rx_buffer *b);
+
+#endif

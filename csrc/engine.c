@@ -1,0 +1,616 @@
+/* The loop thread: command queue, epoll + curl_multi_socket_action, timeouts, completions.
+ * See engine.h for the threading contract and docs/architecture.md for the picture. */
+#include "engine.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "clock.h"
+
+__thread int64_t rx_loop_now_ms;
+
+enum { RX_CMD_SUBMIT = 1, RX_CMD_CANCEL = 2 };
+enum { MAX_EVENTS = 64, EASY_POOL_MAX = 128 };
+
+struct rx_engine {
+    /* Shared with other threads: guarded by `lock`. */
+    pthread_mutex_t lock;
+    rx_command *queue_head, *queue_tail;
+    int closing;             /* no new submits; the loop exits once it sees it */
+
+    /* Fixed after start. */
+    int epoll_fd;
+    int wake_fd;             /* eventfd written on the queue's empty -> non-empty edge */
+    pthread_t thread;
+    int thread_started;
+
+    /* Loop thread only. */
+    CURLM *multi;
+    CURLSH *share;
+    int64_t curl_timer_us;   /* absolute time curl wants a timeout call, -1 = none */
+    rx_transfer *active;     /* doubly linked list of attached transfers */
+    rx_transfer **heap;      /* min-heap on deadline_ms: transfers with a timeout armed */
+    long heap_len, heap_cap;
+    CURL *easy_pool[EASY_POOL_MAX];
+    int easy_pooled;
+    long keepalive_expiry_s; /* applied to each transfer as CURLOPT_MAXAGE_CONN; < 0 = default */
+
+    /* Statistics (written by the loop thread, read racily by anyone). */
+    long running, completed, wakeups;
+};
+
+/* ---------------------------------------------------------------------------------------------
+ * Command queue (any thread).
+ */
+
+/* Returns 0, or -1 if the engine is closing (the command was not queued). */
+static int push_command(rx_engine *e, rx_command *cmd, int kind)
+{
+    cmd->kind = kind;
+    cmd->next = NULL;
+    pthread_mutex_lock(&e->lock);
+    if (e->closing) {
+        pthread_mutex_unlock(&e->lock);
+        return -1;
+    }
+    int was_empty = e->queue_head == NULL;
+    if (was_empty)
+        e->queue_head = cmd;
+    else
+        e->queue_tail->next = cmd;
+    e->queue_tail = cmd;
+    pthread_mutex_unlock(&e->lock);
+    if (was_empty) {
+        /* Only the first command of a batch pays for a wake-up. The loop thread reads the eventfd
+         * *before* taking the queue, so a command pushed after that read sees an empty queue and
+         * writes again: nothing is left behind. */
+        uint64_t one = 1;
+        ssize_t n;
+        do
+            n = write(e->wake_fd, &one, sizeof one);
+        while (n < 0 && errno == EINTR);
+    }
+    return 0;
+}
+
+int rx_engine_submit(rx_engine *e, rx_transfer *t)
+{
+    rx_transfer_ref(t); /* the engine's reference, dropped at completion */
+    __atomic_store_n(&t->state, RX_QUEUED, __ATOMIC_RELAXED);
+    if (push_command(e, &t->submit_cmd, RX_CMD_SUBMIT) != 0) {
+        __atomic_store_n(&t->state, RX_NEW, __ATOMIC_RELAXED);
+        rx_transfer_unref(t);
+        return RX_E_ENGINE_CLOSED;
+    }
+    return 0;
+}
+
+void rx_engine_cancel(rx_engine *e, rx_transfer *t)
+{
+    if (rx_transfer_is_done(t))
+        return;
+    /* One cancel command per transfer: the command node is embedded in it. */
+    if (__atomic_exchange_n(&t->cancel_sent, 1, __ATOMIC_ACQ_REL))
+        return;
+    rx_transfer_ref(t); /* kept until the loop has processed the command */
+    if (push_command(e, &t->cancel_cmd, RX_CMD_CANCEL) != 0)
+        rx_transfer_unref(t); /* closing: shutdown completes the transfer anyway */
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Timeout heap (loop thread). Keys are lazy: activity moves a transfer's real deadline later
+ * without touching the heap; when an entry reaches the top too early it is re-keyed instead.
+ */
+
+static void heap_swap(rx_engine *e, long i, long j)
+{
+    rx_transfer *a = e->heap[i], *b = e->heap[j];
+    e->heap[i] = b;
+    e->heap[j] = a;
+    b->heap_index = i;
+    a->heap_index = j;
+}
+
+static void heap_up(rx_engine *e, long i)
+{
+    while (i > 0) {
+        long parent = (i - 1) / 2;
+        if (e->heap[parent]->deadline_ms <= e->heap[i]->deadline_ms)
+            break;
+        heap_swap(e, i, parent);
+        i = parent;
+    }
+}
+
+static void heap_down(rx_engine *e, long i)
+{
+    for (;;) {
+        long l = 2 * i + 1, r = l + 1, m = i;
+        if (l < e->heap_len && e->heap[l]->deadline_ms < e->heap[m]->deadline_ms)
+            m = l;
+        if (r < e->heap_len && e->heap[r]->deadline_ms < e->heap[m]->deadline_ms)
+            m = r;
+        if (m == i)
+            return;
+        heap_swap(e, i, m);
+        i = m;
+    }
+}
+
+static int heap_push(rx_engine *e, rx_transfer *t)
+{
+    if (e->heap_len == e->heap_cap) {
+        long cap = e->heap_cap ? e->heap_cap * 2 : 64;
+        rx_transfer **h = realloc(e->heap, (size_t)cap * sizeof *h);
+        if (h == NULL)
+            return -1;
+        e->heap = h;
+        e->heap_cap = cap;
+    }
+    t->heap_index = e->heap_len;
+    e->heap[e->heap_len++] = t;
+    heap_up(e, t->heap_index);
+    return 0;
+}
+
+static void heap_remove(rx_engine *e, rx_transfer *t)
+{
+    long i = t->heap_index;
+    if (i < 0)
+        return;
+    t->heap_index = -1;
+    e->heap_len--;
+    if (i == e->heap_len)
+        return;
+    e->heap[i] = e->heap[e->heap_len];
+    e->heap[i]->heap_index = i;
+    heap_up(e, i);
+    heap_down(e, e->heap[i]->heap_index);
+}
+
+/* The smallest of the timeouts that can apply once connected (< 0 if none is set). */
+static long exchange_timeout(const rx_transfer *t)
+{
+    long a = t->read_timeout_ms, b = t->write_timeout_ms;
+    if (a < 0)
+        return b;
+    return (b < 0 || a < b) ? a : b;
+}
+
+/* The deadline that applies to a transfer now, or -1 when none does. */
+static int64_t current_deadline(const rx_transfer *t)
+{
+    switch (t->phase) {
+    case RX_PHASE_WAITING:
+        /* Still queued for a connection (pool limit reached). */
+        return t->pool_timeout_ms < 0 ? -1 : t->started_ms + t->pool_timeout_ms;
+    case RX_PHASE_CONNECTING:
+        return -1; /* curl's CONNECTTIMEOUT_MS covers connecting and the TLS handshake */
+    default: {
+        int uploading = t->has_body && t->body_len > 64 * 1024 && t->uploaded < (int64_t)t->body_len;
+        long timeout = uploading ? t->write_timeout_ms : t->read_timeout_ms;
+        return timeout < 0 ? -1 : t->last_activity_ms + timeout;
+    }
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Starting and ending transfers (loop thread).
+ */
+
+static void end_transfer(rx_engine *e, rx_transfer *t)
+{
+    heap_remove(e, t);
+    if (t->active_prev)
+        t->active_prev->active_next = t->active_next;
+    else
+        e->active = t->active_next;
+    if (t->active_next)
+        t->active_next->active_prev = t->active_prev;
+    t->active_prev = t->active_next = NULL;
+
+    /* Recycle the easy handle at once: the next submit reuses it. */
+    CURL *h = t->easy;
+    curl_multi_remove_handle(e->multi, h);
+    rx_transfer_detach(t);
+    if (e->easy_pooled < EASY_POOL_MAX) {
+        curl_easy_reset(h);
+        e->easy_pool[e->easy_pooled++] = h;
+    } else {
+        curl_easy_cleanup(h);
+    }
+    e->running--;
+    e->completed++;
+    rx_transfer_complete(t);
+    rx_transfer_unref(t); /* the engine's reference */
+}
+
+/* Complete a transfer that never got an easy handle. */
+static void reject_transfer(rx_transfer *t, int error, const char *text)
+{
+    rx_transfer_finish(t, error, text);
+    rx_transfer_complete(t);
+    rx_transfer_unref(t);
+}
+
+static void start_transfer(rx_engine *e, rx_transfer *t)
+{
+    CURL *h = e->easy_pooled ? e->easy_pool[--e->easy_pooled] : curl_easy_init();
+    if (h == NULL) {
+        reject_transfer(t, RX_E_NOMEM, "out of memory creating a transfer");
+        return;
+    }
+    if (rx_transfer_setup(t, h, e->share) != 0) {
+        rx_transfer_detach(t);
+        curl_easy_cleanup(h);
+        reject_transfer(t, RX_E_NOMEM, "out of memory configuring a transfer");
+        return;
+    }
+    if (e->keepalive_expiry_s >= 0)
+        curl_easy_setopt(h, CURLOPT_MAXAGE_CONN, e->keepalive_expiry_s);
+    t->phase = RX_PHASE_WAITING;
+    t->started_ms = t->last_activity_ms = rx_loop_now_ms;
+    t->active_next = e->active;
+    if (e->active)
+        e->active->active_prev = t;
+    e->active = t;
+    e->running++;
+    __atomic_store_n(&t->state, RX_ACTIVE, __ATOMIC_RELAXED);
+    CURLMcode mc = curl_multi_add_handle(e->multi, h);
+    if (mc != CURLM_OK) {
+        rx_transfer_finish(t, RX_E_NOMEM, curl_multi_strerror(mc));
+        end_transfer(e, t);
+        return;
+    }
+    /* A heap key may be early (it is then re-keyed) but never late. Real deadlines only move
+     * later, except when the phase changes; so the first key is the earliest any phase allows. */
+    long first = exchange_timeout(t);
+    if (t->pool_timeout_ms >= 0 && (first < 0 || t->pool_timeout_ms < first))
+        first = t->pool_timeout_ms;
+    if (first < 0)
+        return; /* no timeout at all: never in the heap */
+    t->deadline_ms = t->started_ms + first;
+    if (heap_push(e, t) != 0) {
+        rx_transfer_finish(t, RX_E_NOMEM, "out of memory arming a timeout");
+        end_transfer(e, t);
+    }
+}
+
+static void cancel_transfer(rx_engine *e, rx_transfer *t)
+{
+    if (__atomic_load_n(&t->state, __ATOMIC_RELAXED) == RX_ACTIVE) {
+        rx_transfer_finish(t, RX_E_CANCELLED, "request cancelled");
+        end_transfer(e, t);
+    }
+    rx_transfer_unref(t); /* the cancel command's reference */
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * libcurl's socket and timer callbacks (loop thread, from inside curl_multi_* calls).
+ */
+
+static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
+{
+    rx_engine *e = userp;
+    if (what == CURL_POLL_REMOVE) {
+        epoll_ctl(e->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
+        curl_multi_assign(e->multi, fd, NULL);
+        return 0;
+    }
+    struct epoll_event ev = {0};
+    ev.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u);
+    ev.data.fd = fd;
+    /* socketp marks sockets we registered already (set with curl_multi_assign). */
+    int op = socketp ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    if (epoll_ctl(e->epoll_fd, op, fd, &ev) != 0) {
+        op = op == EPOLL_CTL_ADD ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+        epoll_ctl(e->epoll_fd, op, fd, &ev);
+    }
+    if (!socketp)
+        curl_multi_assign(e->multi, fd, (void *)1);
+    return 0;
+}
+
+/* curl reports its next timeout relative to *its* clock, in whole ms rounded up. We keep it in
+ * microseconds from a fresh reading so we never call curl early: a call before its timer is due
+ * does nothing, and curl does not repeat a timer it has reported already. */
+static int on_timer(CURLM *multi, long timeout_ms, void *userp)
+{
+    rx_engine *e = userp;
+    e->curl_timer_us = timeout_ms < 0 ? -1 : rx_clock_us() + (int64_t)timeout_ms * 1000;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The loop.
+ */
+
+static void reap_completions(rx_engine *e)
+{
+    CURLMsg *msg;
+    int left;
+    while ((msg = curl_multi_info_read(e->multi, &left)) != NULL) {
+        if (msg->msg != CURLMSG_DONE)
+            continue;
+        rx_transfer *t = NULL;
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&t);
+        rx_transfer_collect(t, msg->data.result);
+        end_transfer(e, t);
+    }
+}
+
+static void expire_deadlines(rx_engine *e)
+{
+    while (e->heap_len > 0) {
+        rx_transfer *t = e->heap[0];
+        if (t->deadline_ms > rx_loop_now_ms)
+            return;
+        int64_t deadline = current_deadline(t);
+        if (deadline >= 0 && deadline <= rx_loop_now_ms) {
+            switch (t->phase) {
+            case RX_PHASE_WAITING:
+                rx_transfer_finish(t, RX_E_POOL_TIMEOUT,
+                                   "timed out waiting for a connection from the pool");
+                break;
+            default:
+                if (t->has_body && t->body_len > 64 * 1024 && t->uploaded < (int64_t)t->body_len)
+                    rx_transfer_finish(t, RX_E_WRITE_TIMEOUT, "timed out sending the request body");
+                else
+                    rx_transfer_finish(t, RX_E_READ_TIMEOUT, "timed out waiting for response data");
+            }
+            end_transfer(e, t);
+            continue;
+        }
+        /* Not due yet: activity moved it, or no timeout applies in this phase (connecting, which
+         * curl times). Re-key; a connecting transfer can expire no sooner than the shortest
+         * exchange timeout from now. */
+        if (deadline < 0) {
+            long next = exchange_timeout(t);
+            deadline = rx_loop_now_ms + (next >= 0 ? next : 60000);
+        }
+        t->deadline_ms = deadline;
+        heap_down(e, 0);
+    }
+}
+
+static void run_commands(rx_engine *e)
+{
+    uint64_t count;
+    /* Read the eventfd first, then take the queue: see push_command(). */
+    if (read(e->wake_fd, &count, sizeof count) < 0 && errno != EAGAIN)
+        return;
+    pthread_mutex_lock(&e->lock);
+    rx_command *cmd = e->queue_head;
+    e->queue_head = e->queue_tail = NULL;
+    pthread_mutex_unlock(&e->lock);
+    while (cmd != NULL) {
+        rx_command *next = cmd->next; /* read first: completing may free the transfer */
+        if (cmd->kind == RX_CMD_SUBMIT)
+            start_transfer(e, cmd->transfer);
+        else
+            cancel_transfer(e, cmd->transfer);
+        cmd = next;
+    }
+}
+
+static int next_wait_ms(rx_engine *e)
+{
+    int64_t wake_us = e->curl_timer_us;
+    if (e->heap_len > 0) {
+        int64_t heap_us = e->heap[0]->deadline_ms * 1000;
+        if (wake_us < 0 || heap_us < wake_us)
+            wake_us = heap_us;
+    }
+    if (wake_us < 0)
+        return -1;
+    int64_t wait_us = wake_us - rx_clock_us();
+    if (wait_us <= 0)
+        return 0;
+    /* Round up: waking early for curl's timer would just spin once more. */
+    int64_t wait_ms = (wait_us + 999) / 1000;
+    return wait_ms > 60000 ? 60000 : (int)wait_ms;
+}
+
+static void shutdown_transfers(rx_engine *e)
+{
+    /* Queued commands first: submits never started, cancels only hold references. */
+    pthread_mutex_lock(&e->lock);
+    rx_command *cmd = e->queue_head;
+    e->queue_head = e->queue_tail = NULL;
+    pthread_mutex_unlock(&e->lock);
+    while (cmd != NULL) {
+        rx_command *next = cmd->next;
+        if (cmd->kind == RX_CMD_SUBMIT)
+            reject_transfer(cmd->transfer, RX_E_ENGINE_CLOSED, "the client has been closed");
+        else
+            rx_transfer_unref(cmd->transfer);
+        cmd = next;
+    }
+    while (e->active != NULL) {
+        rx_transfer *t = e->active;
+        rx_transfer_finish(t, RX_E_ENGINE_CLOSED, "the client was closed while the request ran");
+        end_transfer(e, t);
+    }
+}
+
+static void *loop_main(void *arg)
+{
+    rx_engine *e = arg;
+    struct epoll_event events[MAX_EVENTS];
+    int still_running = 0;
+    for (;;) {
+        int n = epoll_wait(e->epoll_fd, events, MAX_EVENTS, next_wait_ms(e));
+        rx_loop_now_ms = rx_clock_ms();
+        e->wakeups++;
+        for (int i = 0; i < n; i++) {
+            int fd = events[i].data.fd;
+            if (fd == e->wake_fd) {
+                run_commands(e);
+                continue;
+            }
+            uint32_t ev = events[i].events;
+            int flags = ((ev & EPOLLIN) ? CURL_CSELECT_IN : 0) |
+                        ((ev & EPOLLOUT) ? CURL_CSELECT_OUT : 0) |
+                        ((ev & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0);
+            curl_multi_socket_action(e->multi, fd, flags, &still_running);
+        }
+        /* The timer stays armed through the call: curl re-arms or clears it by callback if the
+         * call changed anything, and otherwise we simply call again when it is due. */
+        if (e->curl_timer_us >= 0 && e->curl_timer_us <= rx_clock_us())
+            curl_multi_socket_action(e->multi, CURL_SOCKET_TIMEOUT, 0, &still_running);
+        reap_completions(e);
+        expire_deadlines(e);
+
+        if (__atomic_load_n(&e->closing, __ATOMIC_ACQUIRE))
+            break;
+    }
+    shutdown_transfers(e);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Life cycle (caller's thread).
+ */
+
+static void free_curl(rx_engine *e)
+{
+    if (e->multi)
+        curl_multi_cleanup(e->multi);
+    for (int i = 0; i < e->easy_pooled; i++)
+        curl_easy_cleanup(e->easy_pool[i]);
+    if (e->share)
+        curl_share_cleanup(e->share);
+}
+
+static void close_fds(rx_engine *e)
+{
+    if (e->epoll_fd >= 0)
+        close(e->epoll_fd);
+    if (e->wake_fd >= 0)
+        close(e->wake_fd);
+    e->epoll_fd = e->wake_fd = -1;
+}
+
+rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len)
+{
+    rx_engine *e = calloc(1, sizeof *e);
+    if (e == NULL) {
+        snprintf(err, err_len, "out of memory");
+        return NULL;
+    }
+    e->epoll_fd = e->wake_fd = -1;
+    e->curl_timer_us = -1;
+    pthread_mutex_init(&e->lock, NULL);
+
+    e->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    e->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (e->epoll_fd < 0 || e->wake_fd < 0) {
+        snprintf(err, err_len, "cannot create the engine's descriptors: %s", strerror(errno));
+        goto fail;
+    }
+    struct epoll_event ev = {.events = EPOLLIN, .data.fd = e->wake_fd};
+    if (epoll_ctl(e->epoll_fd, EPOLL_CTL_ADD, e->wake_fd, &ev) != 0) {
+        snprintf(err, err_len, "epoll_ctl: %s", strerror(errno));
+        goto fail;
+    }
+
+    e->multi = curl_multi_init();
+    e->share = curl_share_init();
+    if (e->multi == NULL || e->share == NULL) {
+        snprintf(err, err_len, "cannot create libcurl handles");
+        goto fail;
+    }
+    /* Only the loop thread uses the share, so it needs no lock callbacks. */
+    curl_share_setopt(e->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    curl_share_setopt(e->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+
+    curl_multi_setopt(e->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+    curl_multi_setopt(e->multi, CURLMOPT_SOCKETDATA, e);
+    curl_multi_setopt(e->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+    curl_multi_setopt(e->multi, CURLMOPT_TIMERDATA, e);
+    curl_multi_setopt(e->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+    if (limits->max_connections > 0) {
+        curl_multi_setopt(e->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, limits->max_connections);
+        /* Also per host: libcurl 7.88 opens surplus HTTP/2 connections on bursts otherwise. */
+        curl_multi_setopt(e->multi, CURLMOPT_MAX_HOST_CONNECTIONS, limits->max_connections);
+    }
+    if (limits->max_keepalive >= 0)
+        curl_multi_setopt(e->multi, CURLMOPT_MAXCONNECTS, limits->max_keepalive);
+
+    /* MAXAGE_CONN is an easy option in libcurl: start_transfer() applies it to each transfer. */
+    e->keepalive_expiry_s = limits->keepalive_expiry_s;
+
+    /* The loop thread (and the resolver threads libcurl starts from it) must never receive async
+     * signals: they belong to Python's main thread. Block all while creating it; it inherits. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int rc = pthread_create(&e->thread, NULL, loop_main, e);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        snprintf(err, err_len, "cannot start the engine thread: %s", strerror(rc));
+        goto fail;
+    }
+    e->thread_started = 1;
+    return e;
+
+fail:
+    free_curl(e);
+    close_fds(e);
+    pthread_mutex_destroy(&e->lock);
+    free(e);
+    return NULL;
+}
+
+int rx_engine_close(rx_engine *e, long timeout_ms)
+{
+    pthread_mutex_lock(&e->lock);
+    int already = e->closing;
+    __atomic_store_n(&e->closing, 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&e->lock);
+    if (already)
+        return 0;
+    uint64_t one = 1;
+    if (write(e->wake_fd, &one, sizeof one) < 0) { /* the loop sees `closing` after any wake */ }
+
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += timeout_ms / 1000;
+    until.tv_nsec += (timeout_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    if (pthread_timedjoin_np(e->thread, NULL, &until) != 0) {
+        /* Stuck inside libcurl (a resolver that will not stop?). Freeing now would pull memory
+         * from under a running thread: leak it instead. */
+        pthread_detach(e->thread);
+        return -1;
+    }
+    free_curl(e);
+    close_fds(e);
+    pthread_mutex_destroy(&e->lock);
+    free(e);
+    return 0;
+}
+
+void rx_engine_abandon(rx_engine *e)
+{
+    close_fds(e);
+    /* multi, share, easy handles, the mutex and e itself are leaked on purpose. */
+}
+
+void rx_engine_get_stats(rx_engine *e, rx_engine_stats *out)
+{
+    out->running = e->running;
+    out->completed = e->completed;
+    out->wakeups = e->wakeups;
+    out->easy_pooled = e->easy_pooled;
+}

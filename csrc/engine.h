@@ -1,0 +1,53 @@
+/* The engine: one loop thread that owns a libcurl multi handle (= one connection pool).
+ *
+ * Threads
+ * -------
+ * Any thread may call rx_engine_submit() and rx_engine_cancel(): they push a command onto a
+ * mutex-protected queue and write the engine's eventfd only when the queue goes from empty to
+ * non-empty. Only the loop thread ever calls libcurl's multi or easy functions. The loop waits on
+ * epoll and drives libcurl with curl_multi_socket_action(), so a wake-up touches only the sockets
+ * that fired. The loop thread blocks every async signal, so SIGINT always reaches Python.
+ */
+#ifndef RX_ENGINE_H
+#define RX_ENGINE_H
+
+#include "transfer.h"
+
+typedef struct rx_engine rx_engine;
+
+typedef struct rx_limits {
+    long max_connections;      /* 0 = unlimited */
+    long max_keepalive;        /* idle connections kept; < 0 = libcurl's default */
+    long keepalive_expiry_s;   /* idle connections older than this are closed; < 0 = default */
+} rx_limits;
+
+/* Start an engine and its loop thread. On failure returns NULL and writes a reason to err. */
+rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len);
+
+/* Hand a transfer to the loop thread (the engine takes a reference). Returns 0, or
+ * RX_E_ENGINE_CLOSED once rx_engine_close() has begun. */
+int rx_engine_submit(rx_engine *e, rx_transfer *t);
+
+/* Ask the loop thread to stop a transfer; it completes with RX_E_CANCELLED unless it has finished
+ * already. Safe to call more than once and after completion. */
+void rx_engine_cancel(rx_engine *e, rx_transfer *t);
+
+/* Stop the loop: running and queued transfers complete with RX_E_ENGINE_CLOSED, the thread is
+ * joined (for at most timeout_ms), libcurl is cleaned up and the engine freed. If the thread does
+ * not stop in time the engine is leaked rather than freed under its feet; returns -1 then. */
+int rx_engine_close(rx_engine *e, long timeout_ms);
+
+/* In a child after fork(): the loop thread does not exist there. Close our descriptors and leak
+ * the curl structures on purpose (cleaning them up would talk on the parent's connections). */
+void rx_engine_abandon(rx_engine *e);
+
+/* Counters for tests and debugging (read without locking: approximate while running). */
+typedef struct rx_engine_stats {
+    long running;     /* transfers attached to the multi handle */
+    long completed;   /* transfers completed since start */
+    long wakeups;     /* loop iterations (epoll returns) */
+    long easy_pooled; /* idle easy handles kept for reuse */
+} rx_engine_stats;
+void rx_engine_get_stats(rx_engine *e, rx_engine_stats *out);
+
+#endif

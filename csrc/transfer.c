@@ -1,0 +1,391 @@
+/* One transfer: request validation (any thread, before submit), easy-handle setup and the
+ * libcurl callbacks (loop thread only), and the hand-off of results to the waiter. */
+#include "transfer.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <strings.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+
+static long live_transfers; /* atomic */
+
+rx_transfer *rx_transfer_new(void)
+{
+    rx_transfer *t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return NULL;
+    if (sem_init(&t->done, 0, 0) != 0) {
+        free(t);
+        return NULL;
+    }
+    t->refs = 1;
+    t->heap_index = -1;
+    t->connect_timeout_ms = t->read_timeout_ms = t->write_timeout_ms = t->pool_timeout_ms = -1;
+    t->verify = 1;
+    t->submit_cmd.transfer = t->cancel_cmd.transfer = t;
+    __atomic_add_fetch(&live_transfers, 1, __ATOMIC_RELAXED);
+    return t;
+}
+
+void rx_transfer_ref(rx_transfer *t) { __atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED); }
+
+void rx_transfer_unref(rx_transfer *t)
+{
+    if (__atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
+    /* The easy handle and header list are always released by the loop thread at completion. */
+    free(t->method);
+    free(t->url);
+    free(t->ca_file);
+    free(t->effective_url);
+    rx_buffer_free(&t->header_lines);
+    rx_buffer_free(&t->headers);
+    rx_buffer_free(&t->body_buf);
+    sem_destroy(&t->done);
+    free(t);
+    __atomic_sub_fetch(&live_transfers, 1, __ATOMIC_RELAXED);
+}
+
+long rx_transfer_live_count(void) { return __atomic_load_n(&live_transfers, __ATOMIC_RELAXED); }
+
+/* ---------------------------------------------------------------------------------------------
+ * Request setters. They refuse what would let a caller smuggle bytes onto the wire: a CR, LF or
+ * NUL in a header or URL would end the line early and start a request of the attacker's own.
+ */
+
+/* RFC 9110 token characters (method and header field names). */
+static int is_token_char(unsigned char c)
+{
+    if (c >= '0' && c <= '9') return 1;
+    if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') return 1;
+    return c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL;
+}
+
+static int is_token(const char *s, size_t len)
+{
+    if (len == 0)
+        return 0;
+    for (size_t i = 0; i < len; i++)
+        if (!is_token_char((unsigned char)s[i]))
+            return 0;
+    return 1;
+}
+
+static char *dup_n(const char *s, size_t len)
+{
+    char *p = malloc(len + 1);
+    if (p != NULL) {
+        memcpy(p, s, len);
+        p[len] = '\0';
+    }
+    return p;
+}
+
+int rx_transfer_set_method(rx_transfer *t, const char *method, size_t len)
+{
+    if (!is_token(method, len))
+        return RX_E_INVALID_METHOD;
+    free(t->method);
+    return (t->method = dup_n(method, len)) ? 0 : RX_E_NOMEM;
+}
+
+int rx_transfer_set_url(rx_transfer *t, const char *url, size_t len)
+{
+    /* The Python layer percent-encodes; anything not printable ASCII here is a bug or an attack. */
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)url[i];
+        if (c <= 0x20 || c >= 0x7f)
+            return RX_E_INVALID_URL;
+    }
+    free(t->url);
+    return (t->url = dup_n(url, len)) ? 0 : RX_E_NOMEM;
+}
+
+int rx_transfer_add_header(rx_transfer *t, const char *name, size_t name_len,
+                           const char *value, size_t value_len)
+{
+    if (!is_token(name, name_len))
+        return RX_E_INVALID_HEADER;
+    for (size_t i = 0; i < value_len; i++) {
+        char c = value[i];
+        if (c == '\r' || c == '\n' || c == '\0')
+            return RX_E_INVALID_HEADER;
+    }
+    if (name_len == 15 && strncasecmp(name, "accept-encoding", 15) == 0)
+        t->has_accept_encoding = 1;
+    rx_buffer *b = &t->header_lines;
+    /* curl sends "Name:" with no value only if written "Name;": an empty value must keep it. */
+    const char *sep = value_len ? ": " : ";";
+    size_t sep_len = value_len ? 2 : 1;
+    if (rx_buffer_append(b, name, name_len) || rx_buffer_append(b, sep, sep_len) ||
+        rx_buffer_append(b, value, value_len) || rx_buffer_append(b, "", 1))
+        return RX_E_NOMEM;
+    return 0;
+}
+
+int rx_transfer_set_ca_file(rx_transfer *t, const char *path, size_t len)
+{
+    free(t->ca_file);
+    return (t->ca_file = dup_n(path, len)) ? 0 : RX_E_NOMEM;
+}
+
+int rx_transfer_wait(rx_transfer *t, long timeout_ms)
+{
+    int rc;
+    if (timeout_ms < 0) {
+        do
+            rc = sem_wait(&t->done);
+        while (rc != 0 && errno == EINTR);
+        return 0;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += timeout_ms / 1000;
+    ts.tv_nsec += (timeout_ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec += 1;
+        ts.tv_nsec -= 1000000000L;
+    }
+    rc = sem_clockwait(&t->done, CLOCK_MONOTONIC, &ts);
+    return rc == 0 ? 0 : errno;
+}
+
+char *rx_transfer_take_body(rx_transfer *t, size_t *len) { return rx_buffer_steal(&t->body_buf, len); }
+
+/* ---------------------------------------------------------------------------------------------
+ * libcurl callbacks: loop thread only. They append to C buffers and note the time; nothing else.
+ */
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
+{
+    rx_transfer *t = userdata;
+    size_t n = size * nmemb;
+    t->last_activity_ms = rx_loop_now_ms;
+    if (t->body_buf.cap == 0) {
+        /* Pre-size from Content-Length (capped: a hostile length must not reserve gigabytes). */
+        curl_off_t expected = -1;
+        if (curl_easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &expected) == CURLE_OK &&
+            expected > 0 && expected <= 64L * 1024 * 1024)
+            rx_buffer_reserve(&t->body_buf, (size_t)expected);
+    }
+    if (rx_buffer_append(&t->body_buf, data, n) != 0) {
+        t->own_error = RX_E_NOMEM;
+        return 0; /* curl aborts the transfer with CURLE_WRITE_ERROR */
+    }
+    return n;
+}
+
+static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
+{
+    rx_transfer *t = userdata;
+    size_t n = size * nmemb;
+    t->last_activity_ms = rx_loop_now_ms;
+    /* A status line starts a new response (after a 1xx): keep only the final block. */
+    if (n >= 5 && memcmp(data, "HTTP/", 5) == 0)
+        rx_buffer_clear(&t->headers);
+    if (t->headers.len + n > RX_MAX_HEADER_BYTES) {
+        t->own_error = RX_E_HEADERS_TOO_LARGE;
+        return 0;
+    }
+    if (rx_buffer_append(&t->headers, data, n) != 0) {
+        t->own_error = RX_E_NOMEM;
+        return 0;
+    }
+    return n;
+}
+
+/* A new socket is about to connect: the transfer left the pool queue. */
+static int on_sockopt(void *userdata, curl_socket_t fd, curlsocktype purpose)
+{
+    rx_transfer *t = userdata;
+    if (t->phase == RX_PHASE_WAITING)
+        t->phase = RX_PHASE_CONNECTING;
+    return CURL_SOCKOPT_OK;
+}
+
+/* The connection is ready (new or reused) and the request is about to go out. */
+static int on_prereq(void *userdata, char *conn_primary_ip, char *conn_local_ip,
+                     int conn_primary_port, int conn_local_port)
+{
+    rx_transfer *t = userdata;
+    t->phase = RX_PHASE_EXCHANGING;
+    t->last_activity_ms = rx_loop_now_ms;
+    return CURL_PREREQFUNC_OK;
+}
+
+/* Upload progress counts as activity, so a long upload is timed per stall, not as a whole. */
+static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+    rx_transfer *t = userdata;
+    if (ulnow != t->uploaded) {
+        t->uploaded = ulnow;
+        t->last_activity_ms = rx_loop_now_ms;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Easy-handle setup and result collection (loop thread only).
+ */
+
+#define SET(opt, val)                                                                              \
+    do {                                                                                           \
+        if (curl_easy_setopt(h, opt, val) != CURLE_OK)                                             \
+            goto fail;                                                                             \
+    } while (0)
+
+int rx_transfer_setup(rx_transfer *t, CURL *h, CURLSH *share)
+{
+    t->easy = h;
+    t->error_text[0] = '\0';
+
+    /* Headers: an empty "Expect:" stops curl's 100-continue wait on uploads. */
+    struct curl_slist *list = curl_slist_append(NULL, "Expect:");
+    if (list == NULL)
+        goto fail;
+    t->header_list = list;
+    for (size_t off = 0; off < t->header_lines.len;) {
+        const char *line = t->header_lines.data + off;
+        struct curl_slist *next = curl_slist_append(t->header_list, line);
+        if (next == NULL)
+            goto fail;
+        t->header_list = next;
+        off += strlen(line) + 1;
+    }
+
+    SET(CURLOPT_PRIVATE, t);
+    SET(CURLOPT_URL, t->url);
+    SET(CURLOPT_NOSIGNAL, 1L);
+    SET(CURLOPT_PROTOCOLS_STR, "http,https");
+    SET(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    SET(CURLOPT_FOLLOWLOCATION, 0L); /* redirects are followed in Python, hop by hop */
+    SET(CURLOPT_PATH_AS_IS, 1L);     /* the Python layer already normalised the URL */
+    SET(CURLOPT_PROXY, "");          /* no proxy from the environment behind the caller's back */
+    SET(CURLOPT_HTTPHEADER, t->header_list);
+    SET(CURLOPT_SHARE, share);
+    SET(CURLOPT_PIPEWAIT, 1L);
+    SET(CURLOPT_ERRORBUFFER, t->error_text);
+    if (!t->has_accept_encoding)
+        SET(CURLOPT_ACCEPT_ENCODING, ""); /* every encoding this libcurl can decode */
+
+    SET(CURLOPT_WRITEFUNCTION, on_body);
+    SET(CURLOPT_WRITEDATA, t);
+    SET(CURLOPT_HEADERFUNCTION, on_header);
+    SET(CURLOPT_HEADERDATA, t);
+    SET(CURLOPT_SOCKOPTFUNCTION, on_sockopt);
+    SET(CURLOPT_SOCKOPTDATA, t);
+    SET(CURLOPT_PREREQFUNCTION, on_prereq);
+    SET(CURLOPT_PREREQDATA, t);
+    if (t->has_body && t->write_timeout_ms >= 0 && t->body_len > 64 * 1024) {
+        /* Only large uploads pay for progress callbacks. */
+        SET(CURLOPT_XFERINFOFUNCTION, on_progress);
+        SET(CURLOPT_XFERINFODATA, t);
+        SET(CURLOPT_NOPROGRESS, 0L);
+    }
+
+    if (t->connect_timeout_ms >= 0)
+        /* curl treats 0 as "default (300 s)"; 1 ms is the closest to "immediately". */
+        SET(CURLOPT_CONNECTTIMEOUT_MS, t->connect_timeout_ms ? t->connect_timeout_ms : 1L);
+    else
+        SET(CURLOPT_CONNECTTIMEOUT_MS, (long)INT32_MAX);
+
+    switch (t->http_version) {
+    case RX_HTTP_2_TLS: SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS); break;
+    case RX_HTTP_2_PRIOR_KNOWLEDGE:
+        SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+        break;
+    default: SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1); break;
+    }
+
+    SET(CURLOPT_SSL_VERIFYPEER, t->verify ? 1L : 0L);
+    SET(CURLOPT_SSL_VERIFYHOST, t->verify ? 2L : 0L);
+    if (t->ca_file != NULL)
+        SET(CURLOPT_CAINFO, t->ca_file);
+
+    /* Method and body. curl picks GET/POST itself; anything else is a custom request. */
+    int is_get = strcmp(t->method, "GET") == 0;
+    int is_post = strcmp(t->method, "POST") == 0;
+    if (strcmp(t->method, "HEAD") == 0) {
+        SET(CURLOPT_NOBODY, 1L);
+    } else if (t->has_body) {
+        SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)t->body_len);
+        SET(CURLOPT_POSTFIELDS, t->body ? t->body : "");
+        if (!is_post)
+            SET(CURLOPT_CUSTOMREQUEST, t->method);
+    } else if (!is_get) {
+        SET(CURLOPT_CUSTOMREQUEST, t->method);
+    }
+    return 0;
+
+fail:
+    return RX_E_NOMEM;
+}
+
+#undef SET
+
+static const char *http_version_name(long v)
+{
+    switch (v) {
+    case CURL_HTTP_VERSION_1_0: return "HTTP/1.0";
+    case CURL_HTTP_VERSION_2_0: return "HTTP/2";
+    case CURL_HTTP_VERSION_3: return "HTTP/3";
+    default: return "HTTP/1.1";
+    }
+}
+
+const char *rx_transfer_http_version(const rx_transfer *t)
+{
+    return http_version_name(t->http_version_used);
+}
+
+void rx_transfer_collect(rx_transfer *t, CURLcode result)
+{
+    CURL *h = t->easy;
+    if (t->own_error)
+        t->error = t->own_error;
+    else if (result == CURLE_OPERATION_TIMEDOUT)
+        t->error = RX_E_CONNECT_TIMEOUT; /* the only timeout curl itself enforces for us */
+    else
+        t->error = (int)result;
+
+    long status = 0, version = 0;
+    curl_off_t total = 0;
+    const char *url = NULL;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_getinfo(h, CURLINFO_HTTP_VERSION, &version);
+    curl_easy_getinfo(h, CURLINFO_TOTAL_TIME_T, &total);
+    curl_easy_getinfo(h, CURLINFO_EFFECTIVE_URL, &url);
+    t->status = status;
+    t->http_version_used = (int)version;
+    t->total_time_us = total;
+    if (url != NULL && t->effective_url == NULL)
+        t->effective_url = strdup(url);
+    if (t->error && t->error_text[0] == '\0' && t->error < RX_E_CANCELLED)
+        snprintf(t->error_text, sizeof t->error_text, "%s", curl_easy_strerror(result));
+}
+
+void rx_transfer_detach(rx_transfer *t)
+{
+    curl_slist_free_all(t->header_list);
+    t->header_list = NULL;
+    t->easy = NULL;
+}
+
+void rx_transfer_finish(rx_transfer *t, int error, const char *text)
+{
+    /* Called when the transfer ends without curl's verdict (cancel, our timeouts, shutdown). */
+    t->error = error;
+    if (text != NULL)
+        snprintf(t->error_text, sizeof t->error_text, "%s", text);
+}
+
+void rx_transfer_complete(rx_transfer *t)
+{
+    __atomic_store_n(&t->state, RX_DONE, __ATOMIC_RELEASE);
+    sem_post(&t->done);
+}

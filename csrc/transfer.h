@@ -1,0 +1,152 @@
+/* One request/response exchange, shared between the thread that submits it and the loop thread.
+ *
+ * Life cycle and ownership
+ * ------------------------
+ *   rx_transfer_new()            caller owns one reference
+ *   rx_transfer_set_*()          caller fills in the request (only before submit)
+ *   rx_engine_submit()           the engine takes a second reference; from now on only the loop
+ *                                thread touches the request fields and the response fields
+ *   loop thread: complete()      response fields are final, `state` becomes RX_DONE, the waiter
+ *                                is woken, the engine drops its reference
+ *   caller: read the response,   rx_transfer_take_body() hands the body allocation to the caller
+ *   rx_transfer_unref()          the last reference frees everything
+ *
+ * The request body is *borrowed*: the submitter keeps it alive until the transfer is done.
+ * No field is written by two threads; `state` and `refs` are the only shared words (atomics).
+ */
+#ifndef RX_TRANSFER_H
+#define RX_TRANSFER_H
+
+#include <semaphore.h>
+#include <stdint.h>
+
+#include <curl/curl.h>
+
+#include "buffer.h"
+
+/* Error codes of our own, beside libcurl's CURLcode values (which all stay below 1000). */
+enum {
+    RX_E_CANCELLED = 1000,      /* cancel command or interrupted waiter */
+    RX_E_READ_TIMEOUT = 1001,   /* no response data for read_timeout */
+    RX_E_WRITE_TIMEOUT = 1002,  /* request body stalled for write_timeout */
+    RX_E_POOL_TIMEOUT = 1003,   /* no connection became free within pool_timeout */
+    RX_E_NOMEM = 1004,          /* out of memory while buffering */
+    RX_E_ENGINE_CLOSED = 1005,  /* engine shut down before or while the transfer ran */
+    RX_E_CONNECT_TIMEOUT = 1006,/* curl's connect timeout fired */
+    RX_E_INCOMPLETE_BODY = 1007,/* connection closed before the whole body arrived */
+    RX_E_HEADERS_TOO_LARGE = 1008, /* response header block over RX_MAX_HEADER_BYTES */
+    RX_E_INVALID_HEADER = 1009, /* CR, LF or NUL in a request header name or value */
+    RX_E_INVALID_URL = 1010,    /* control character or space in the URL */
+    RX_E_INVALID_METHOD = 1011, /* method is not an HTTP token */
+};
+
+/* Response header blocks larger than this are refused (a hostile server cannot make us buffer
+ * unbounded headers). 256 KiB is far above what any real server sends. */
+#define RX_MAX_HEADER_BYTES (256 * 1024)
+
+/* HTTP versions the caller may ask for. */
+enum { RX_HTTP_1_1 = 0, RX_HTTP_2_TLS = 1, RX_HTTP_2_PRIOR_KNOWLEDGE = 2 };
+
+enum { RX_NEW = 0, RX_QUEUED = 1, RX_ACTIVE = 2, RX_DONE = 3 };
+
+/* Where a running transfer is, for choosing which timeout applies. */
+enum { RX_PHASE_WAITING = 0, RX_PHASE_CONNECTING = 1, RX_PHASE_EXCHANGING = 2 };
+
+struct rx_engine;
+typedef struct rx_transfer rx_transfer;
+
+/* An entry of the engine's command queue; embedded in the transfer, so queueing never allocates. */
+typedef struct rx_command {
+    struct rx_command *next;
+    rx_transfer *transfer;
+    int kind; /* RX_CMD_SUBMIT, RX_CMD_CANCEL */
+} rx_command;
+
+struct rx_transfer {
+    /* ---- request: written by the submitter before submit, then read by the loop thread ---- */
+    char *method;
+    char *url;
+    rx_buffer header_lines;  /* "Name: value\0Name: value\0..." */
+    int has_accept_encoding; /* the caller set Accept-Encoding itself */
+    const char *body;        /* borrowed, see above; NULL = no body */
+    size_t body_len;
+    int has_body;
+    long connect_timeout_ms; /* < 0 means no timeout */
+    long read_timeout_ms;
+    long write_timeout_ms;
+    long pool_timeout_ms;
+    int http_version;        /* RX_HTTP_* */
+    int verify;              /* verify the peer's certificate and host name */
+    char *ca_file;           /* NULL: libcurl's default bundle */
+
+    /* ---- loop-thread state ---- */
+    CURL *easy;
+    struct curl_slist *header_list;
+    rx_transfer *active_prev, *active_next; /* the engine's list of running transfers */
+    int phase;               /* RX_PHASE_* */
+    int64_t started_ms;      /* when the loop thread started it */
+    int64_t last_activity_ms;/* last byte moved in either direction */
+    int64_t deadline_ms;     /* key of this transfer's entry in the engine's timeout heap */
+    int64_t uploaded;        /* request body bytes sent so far (large uploads only) */
+    long heap_index;         /* -1 when not in the heap */
+    int own_error;           /* an RX_E_* decided by a callback, wins over curl's code */
+
+    /* ---- response: written by the loop thread, read by the waiter once state == RX_DONE ---- */
+    long status;
+    int http_version_used;   /* CURL_HTTP_VERSION_* */
+    rx_buffer headers;       /* raw header block of the final response, status line included */
+    rx_buffer body_buf;
+    char *effective_url;
+    int64_t total_time_us;
+    int error;               /* 0, a CURLcode, or an RX_E_* */
+    char error_text[CURL_ERROR_SIZE];
+
+    /* ---- shared between threads ---- */
+    rx_command submit_cmd;
+    rx_command cancel_cmd;
+    int cancel_sent;         /* atomic: a cancel command was queued already */
+    int state;               /* atomic: RX_NEW .. RX_DONE */
+    int refs;                /* atomic reference count */
+    sem_t done;              /* posted once, when state becomes RX_DONE */
+};
+
+rx_transfer *rx_transfer_new(void);
+void rx_transfer_ref(rx_transfer *t);
+void rx_transfer_unref(rx_transfer *t);
+
+/* Request setters; each returns 0, or an RX_E_* code when the input is refused. */
+int rx_transfer_set_method(rx_transfer *t, const char *method, size_t len);
+int rx_transfer_set_url(rx_transfer *t, const char *url, size_t len);
+int rx_transfer_add_header(rx_transfer *t, const char *name, size_t name_len,
+                           const char *value, size_t value_len);
+int rx_transfer_set_ca_file(rx_transfer *t, const char *path, size_t len);
+
+/* Wait for completion: timeout_ms < 0 waits for ever. Returns 0 when done, else EINTR or
+ * ETIMEDOUT (the caller then checks for signals and waits again). */
+int rx_transfer_wait(rx_transfer *t, long timeout_ms);
+
+static inline int rx_transfer_is_done(const rx_transfer *t)
+{
+    return __atomic_load_n(&t->state, __ATOMIC_ACQUIRE) == RX_DONE;
+}
+
+/* Hand the body allocation to the caller (free() it). */
+char *rx_transfer_take_body(rx_transfer *t, size_t *len);
+
+/* Loop thread only: configure a (reset) easy handle for this transfer; 0 or RX_E_NOMEM. */
+int rx_transfer_setup(rx_transfer *t, CURL *easy, CURLSH *share);
+/* Loop thread only: copy curl's verdict and the response facts into the transfer. */
+void rx_transfer_collect(rx_transfer *t, CURLcode result);
+/* Loop thread only: end without curl's verdict (cancel, our own timeouts, shutdown). */
+void rx_transfer_finish(rx_transfer *t, int error, const char *text);
+/* Loop thread only: let go of the easy handle's per-transfer allocations. */
+void rx_transfer_detach(rx_transfer *t);
+/* Loop thread only: publish the result and wake the waiter. */
+void rx_transfer_complete(rx_transfer *t);
+
+const char *rx_transfer_http_version(const rx_transfer *t);
+
+/* Number of transfers alive in this process (debug aid: tests assert it returns to zero). */
+long rx_transfer_live_count(void);
+
+#endif

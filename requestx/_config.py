@@ -1,0 +1,206 @@
+"""Client configuration values: `Timeout`, `Limits`, `Proxy` and the defaults."""
+
+from __future__ import annotations
+
+import typing
+
+from ._types import HeaderTypes, TimeoutTypes
+
+if typing.TYPE_CHECKING:  # pragma: no cover
+    import ssl
+
+    from ._models import Headers
+    from ._urls import URL
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "DEFAULT_MAX_REDIRECTS",
+    "DEFAULT_TIMEOUT_CONFIG",
+    "Limits",
+    "Proxy",
+    "Timeout",
+]
+
+
+class UnsetType:
+    """Marks an argument the caller did not pass (None means "no timeout")."""
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET = UnsetType()
+
+_Seconds = typing.Optional[float]
+
+
+class Timeout:
+    """
+    Timeouts in seconds for the four phases of a request; None disables one.
+
+        Timeout(5.0)                  # 5 s for everything
+        Timeout(None)                 # no timeouts at all
+        Timeout(5.0, connect=10.0)    # 10 s to connect, 5 s for the rest
+        Timeout(None, read=30.0)      # only reads are limited
+        Timeout(connect=1, read=2, write=3, pool=4)   # all four, no default
+        Timeout((1, 2))               # tuple form: connect, read[, write[, pool]]
+
+    Without a default, all four must be given (ValueError otherwise), so that
+    a phase is never left unlimited by accident.
+    """
+
+    __slots__ = ("connect", "pool", "read", "write")
+
+    connect: _Seconds
+    read: _Seconds
+    write: _Seconds
+    pool: _Seconds
+
+    def __init__(
+        self,
+        timeout: TimeoutTypes | UnsetType = UNSET,
+        *,
+        connect: _Seconds | UnsetType = UNSET,
+        read: _Seconds | UnsetType = UNSET,
+        write: _Seconds | UnsetType = UNSET,
+        pool: _Seconds | UnsetType = UNSET,
+    ) -> None:
+        if isinstance(timeout, Timeout):
+            if not (connect is read is write is pool is UNSET):
+                raise TypeError("Timeout(<Timeout>) takes no other arguments.")
+            self.connect, self.read = timeout.connect, timeout.read
+            self.write, self.pool = timeout.write, timeout.pool
+        elif isinstance(timeout, tuple):
+            values = tuple(timeout) + (None, None)
+            self.connect, self.read, self.write, self.pool = values[:4]
+        elif (
+            not isinstance(connect, UnsetType)
+            and not isinstance(read, UnsetType)
+            and (not isinstance(write, UnsetType) and not isinstance(pool, UnsetType))
+        ):
+            # All four given: a default, if any, is irrelevant.
+            self.connect, self.read, self.write, self.pool = connect, read, write, pool
+        elif isinstance(timeout, UnsetType):
+            raise ValueError(
+                "Timeout needs a default (e.g. Timeout(5.0, connect=1.0)) or all four "
+                "of connect, read, write and pool."
+            )
+        else:
+            self.connect = timeout if isinstance(connect, UnsetType) else connect
+            self.read = timeout if isinstance(read, UnsetType) else read
+            self.write = timeout if isinstance(write, UnsetType) else write
+            self.pool = timeout if isinstance(pool, UnsetType) else pool
+
+    def as_dict(self) -> dict[str, float | None]:
+        """`{"connect": ..., "read": ..., "write": ..., "pool": ...}`."""
+        return {"connect": self.connect, "read": self.read, "write": self.write, "pool": self.pool}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Timeout) and self._values() == other._values()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable and compared by value
+
+    def _values(self) -> tuple[_Seconds, _Seconds, _Seconds, _Seconds]:
+        return (self.connect, self.read, self.write, self.pool)
+
+    def __repr__(self) -> str:
+        if len(set(self._values())) == 1:
+            return f"Timeout(timeout={self.connect})"
+        return (
+            f"Timeout(connect={self.connect}, read={self.read}, "
+            f"write={self.write}, pool={self.pool})"
+        )
+
+
+class Limits:
+    """
+    Connection pool limits.
+
+    * max_connections: concurrent connections, None for no limit.
+    * max_keepalive_connections: idle connections kept open, None for no limit.
+    * keepalive_expiry: seconds an idle connection is kept, None for no limit.
+
+        Limits(max_connections=10, max_keepalive_connections=5)
+    """
+
+    __slots__ = ("keepalive_expiry", "max_connections", "max_keepalive_connections")
+
+    def __init__(
+        self,
+        *,
+        max_connections: int | None = None,
+        max_keepalive_connections: int | None = None,
+        keepalive_expiry: float | None = 5.0,
+    ) -> None:
+        self.max_connections = max_connections
+        self.max_keepalive_connections = max_keepalive_connections
+        self.keepalive_expiry = keepalive_expiry
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Limits)
+            and self.max_connections == other.max_connections
+            and self.max_keepalive_connections == other.max_keepalive_connections
+            and self.keepalive_expiry == other.keepalive_expiry
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"Limits(max_connections={self.max_connections}, "
+            f"max_keepalive_connections={self.max_keepalive_connections}, "
+            f"keepalive_expiry={self.keepalive_expiry})"
+        )
+
+
+class Proxy:
+    """
+    A proxy to send requests through. Credentials in the URL move to `auth`:
+
+        >>> Proxy("http://user:secret@proxy.local:3128")
+        Proxy('http://proxy.local:3128', auth=('user', '********'))
+    """
+
+    def __init__(
+        self,
+        url: URL | str,
+        *,
+        ssl_context: ssl.SSLContext | None = None,
+        auth: tuple[str, str] | None = None,
+        headers: HeaderTypes | None = None,
+    ) -> None:
+        # Imported here: _models imports this module's siblings, not the reverse.
+        from ._models import Headers
+        from ._urls import URL
+
+        url = URL(url)
+        if url.scheme not in ("http", "https", "socks5", "socks5h"):
+            raise ValueError(f"Unknown scheme for proxy URL {url!r}")
+        if url.username or url.password:
+            auth = (url.username, url.password)
+            url = url.copy_with(username=None, password=None)
+        self.url: URL = url
+        self.auth = auth
+        self.headers: Headers = Headers(headers)
+        self.ssl_context = ssl_context
+
+    @property
+    def raw_auth(self) -> tuple[bytes, bytes] | None:
+        """`auth` as UTF-8 bytes, or None."""
+        if self.auth is None:
+            return None
+        return (self.auth[0].encode("utf-8"), self.auth[1].encode("utf-8"))
+
+    def __repr__(self) -> str:
+        parts = [repr(str(self.url))]
+        if self.auth:
+            parts.append(f"auth={(self.auth[0], '********')!r}")
+        if self.headers:
+            parts.append(f"headers={dict(self.headers)!r}")
+        return f"Proxy({', '.join(parts)})"
+
+
+DEFAULT_TIMEOUT_CONFIG = Timeout(timeout=5.0)
+DEFAULT_LIMITS = Limits(max_connections=100, max_keepalive_connections=20)
+DEFAULT_MAX_REDIRECTS = 20

@@ -1,0 +1,172 @@
+"""
+Request and response body encoding.
+
+Bodies are encoded up front into `bytes` plus the headers that describe them
+(Content-Length, Content-Type). The engine hands `bytes` to libcurl without a copy.
+Streaming bodies (iterators, files) are not supported yet.
+"""
+
+from __future__ import annotations
+
+import json as jsonlib
+import typing
+import warnings
+from collections.abc import AsyncIterable, Iterable, Mapping
+from urllib.parse import urlencode
+
+import orjson
+
+from ._types import RequestContent, RequestData, RequestFiles, ResponseContent
+
+__all__ = ["ByteStream", "encode_json", "encode_request", "encode_response"]
+
+RawHeaders = typing.List[typing.Tuple[bytes, bytes]]
+
+
+class ByteStream:
+    """An in-memory body that iterates as one chunk, sync or async (httpx's `.stream`)."""
+
+    __slots__ = ("_body",)
+
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+
+    def __iter__(self) -> typing.Iterator[bytes]:
+        yield self._body
+
+    async def __aiter__(self) -> typing.AsyncIterator[bytes]:
+        yield self._body
+
+    def close(self) -> None:
+        pass
+
+    async def aclose(self) -> None:
+        pass
+
+
+def _length_header(body: bytes) -> tuple[bytes, bytes]:
+    return (b"Content-Length", str(len(body)).encode("ascii"))
+
+
+def _primitive_to_str(value: typing.Any) -> str:
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if value is None:
+        return ""
+    return str(value)
+
+
+def encode_json(value: typing.Any) -> bytes:
+    """
+    Compact UTF-8 JSON, `{"a":1}` (the same bytes httpx sends for common data).
+
+    orjson does the work. What it cannot encode (integers over 64 bits, non-str
+    dict keys) goes through the stdlib encoder with httpx's settings, so those
+    still behave as in httpx. Known differences from httpx: NaN and infinities
+    become `null` (httpx raises ValueError), and float exponents are written
+    `1e-7` rather than `1e-07`.
+    """
+    try:
+        return orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        text = jsonlib.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return text.encode("utf-8")
+
+
+def _encode_content(content: typing.Any) -> tuple[RawHeaders, bytes]:
+    if isinstance(content, str):
+        body = content.encode("utf-8")
+    elif isinstance(content, bytes):
+        body = content
+    elif isinstance(content, (bytearray, memoryview)):
+        body = bytes(content)
+    elif isinstance(content, (Iterable, AsyncIterable)) and not isinstance(content, dict):
+        raise NotImplementedError(
+            "Streaming request bodies (iterators, generators, files) are not supported "
+            "yet; pass bytes or str."
+        )
+    else:
+        raise TypeError(f"Unexpected type for 'content', {type(content)!r}")
+    # An empty body gets no Content-Length here; Request adds "0" for POST/PUT/PATCH.
+    return ([_length_header(body)] if body else []), body
+
+
+def _encode_form(data: RequestData) -> tuple[RawHeaders, bytes]:
+    pairs: list[tuple[str, str]] = []
+    for key, value in data.items():
+        if isinstance(value, (list, tuple)):
+            pairs.extend((key, _primitive_to_str(item)) for item in value)
+        else:
+            pairs.append((key, _primitive_to_str(value)))
+    body = urlencode(pairs).encode("ascii")
+    return [
+        _length_header(body),
+        (b"Content-Type", b"application/x-www-form-urlencoded"),
+    ], body
+
+
+def encode_request(
+    content: RequestContent | None = None,
+    data: RequestData | None = None,
+    files: RequestFiles | None = None,
+    json: typing.Any | None = None,
+) -> tuple[RawHeaders, bytes | None]:
+    """
+    Encode a request body: `(headers, body)`, body None when there is none.
+
+    At most one of the arguments is used, in httpx's order of precedence: content,
+    files (not supported yet), data, json.
+
+        >>> encode_request(json={"a": 1})
+        ([(b'Content-Length', b'7'), (b'Content-Type', b'application/json')], b'{"a":1}')
+    """
+    if data is not None and not isinstance(data, Mapping):
+        # requests-style `data=b"..."`: accepted, as httpx does, with a warning.
+        warnings.warn(
+            "Use 'content=<...>' to upload raw bytes/text content.",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        return _encode_content(data)
+    if content is not None:
+        return _encode_content(content)
+    if files:
+        raise NotImplementedError("Multipart uploads (files=...) are not supported yet.")
+    if data:
+        return _encode_form(data)
+    if json is not None:
+        body = encode_json(json)
+        return [_length_header(body), (b"Content-Type", b"application/json")], body
+    return [], None
+
+
+def encode_response(
+    content: ResponseContent | None = None,
+    text: str | None = None,
+    html: str | None = None,
+    json: typing.Any | None = None,
+) -> tuple[RawHeaders, bytes | typing.Any]:
+    """
+    Encode the body of a hand-built Response: `(headers, body)`.
+
+    `body` is bytes, or for an iterable `content` the iterable itself (sent with
+    Transfer-Encoding: chunked and read by `Response.read()`).
+    """
+    if content is not None:
+        if isinstance(content, (str, bytes, bytearray, memoryview)):
+            return _encode_content(content)
+        if isinstance(content, (Iterable, AsyncIterable)):
+            return [(b"Transfer-Encoding", b"chunked")], content
+        raise TypeError(f"Unexpected type for 'content', {type(content)!r}")
+    if text is not None:
+        body = text.encode("utf-8")
+        return [_length_header(body), (b"Content-Type", b"text/plain; charset=utf-8")], body
+    if html is not None:
+        body = html.encode("utf-8")
+        return [_length_header(body), (b"Content-Type", b"text/html; charset=utf-8")], body
+    if json is not None:
+        body = encode_json(json)
+        return [_length_header(body), (b"Content-Type", b"application/json")], body
+    return [], b""

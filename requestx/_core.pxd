@@ -1,0 +1,78 @@
+# The C engine's contract, declared once. Every function here is safe to call without the GIL.
+
+from libc.stdint cimport int64_t
+
+
+cdef extern from "transfer.h" nogil:
+    enum:
+        RX_E_CANCELLED
+        RX_E_NOMEM
+        RX_E_ENGINE_CLOSED
+        RX_HTTP_1_1
+        RX_HTTP_2_TLS
+        RX_HTTP_2_PRIOR_KNOWLEDGE
+
+    ctypedef struct rx_transfer:
+        const char *body
+        size_t body_len
+        int has_body
+        long connect_timeout_ms
+        long read_timeout_ms
+        long write_timeout_ms
+        long pool_timeout_ms
+        int http_version
+        int verify
+        long status
+        char *effective_url
+        int64_t total_time_us
+        int error
+        char *error_text
+        size_t headers_len "headers.len"
+        char *headers_data "headers.data"
+
+    rx_transfer *rx_transfer_new()
+    void rx_transfer_unref(rx_transfer *t)
+    int rx_transfer_set_method(rx_transfer *t, const char *method, size_t length)
+    int rx_transfer_set_url(rx_transfer *t, const char *url, size_t length)
+    int rx_transfer_add_header(rx_transfer *t, const char *name, size_t name_len,
+                               const char *value, size_t value_len)
+    int rx_transfer_set_ca_file(rx_transfer *t, const char *path, size_t length)
+    int rx_transfer_wait(rx_transfer *t, long timeout_ms)
+    char *rx_transfer_take_body(rx_transfer *t, size_t *length)
+    const char *rx_transfer_http_version(const rx_transfer *t)
+    long rx_transfer_live_count()
+
+
+cdef extern from "engine.h" nogil:
+    ctypedef struct rx_engine:
+        pass
+
+    ctypedef struct rx_limits:
+        long max_connections
+        long max_keepalive
+        long keepalive_expiry_s
+
+    ctypedef struct rx_engine_stats:
+        long running
+        long completed
+        long wakeups
+        long easy_pooled
+
+    rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len)
+    int rx_engine_submit(rx_engine *e, rx_transfer *t)
+    void rx_engine_cancel(rx_engine *e, rx_transfer *t)
+    int rx_engine_close(rx_engine *e, long timeout_ms)
+    void rx_engine_abandon(rx_engine *e)
+    void rx_engine_get_stats(rx_engine *e, rx_engine_stats *out)
+
+
+cdef class Body:
+    cdef char *data
+    cdef Py_ssize_t size
+
+
+cdef class Engine:
+    cdef rx_engine *engine
+    cdef rx_limits limits
+    cdef unsigned long fork_generation
+    cdef rx_engine *_live(self) except NULL

@@ -1,0 +1,266 @@
+# cython: freethreading_compatible = False
+"""The only place Python meets C: the engine handle, the body buffer, the blocking wait.
+
+One blocking request, end to end::
+
+    Client.send()  (_client.py)
+      -> Engine.perform()                     this module: build an rx_transfer, submit it,
+         -> rx_engine_submit()   (engine.c)   queue it for the loop thread (one eventfd write)
+         -> rx_transfer_wait()   (transfer.c) wait on the transfer's semaphore, GIL released
+      <- (status, version, raw header block, Body, elapsed)
+    Response._from_engine()  (_models.py)
+
+The loop thread (engine.c) never touches Python objects and never takes the GIL.
+"""
+
+from cpython.buffer cimport PyBuffer_FillInfo
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.exc cimport PyErr_CheckSignals
+from libc.errno cimport EINTR
+from libc.stdlib cimport free
+
+import os
+
+cdef extern from "curl/curl.h" nogil:
+    int curl_global_init(long flags)
+    const char *curl_version()
+    long CURL_GLOBAL_ALL
+
+# libcurl's global state is set up once, at import, before any engine thread exists.
+if curl_global_init(CURL_GLOBAL_ALL) != 0:
+    raise ImportError("requestx: libcurl global initialisation failed")
+
+LIBCURL_VERSION = curl_version().decode()
+
+# Interrupted waiters look for Ctrl-C this often (the semaphore wait also ends early on EINTR).
+DEF SIGNAL_CHECK_MS = 50
+
+# Bumped in a child after fork(): engines created before it belong to the parent's threads.
+cdef unsigned long _fork_generation = 0
+
+def _after_fork_in_child():
+    global _fork_generation
+    _fork_generation += 1
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+class EngineError(Exception):
+    """A transfer failed inside the engine. `code` is a CURLcode or one of requestx's own
+    (RX_E_*, >= 1000); `_exceptions.py` maps it to the httpx exception class."""
+
+    def __init__(self, int code, str message):
+        super().__init__(code, message)
+        self.code = code
+        self.message = message
+
+    def __str__(self):
+        return self.message
+
+
+cdef char *_EMPTY = ""  # what an empty body exports (a buffer pointer must not be NULL)
+
+
+cdef class Body:
+    """A response body in a C buffer, exported read-only through the buffer protocol.
+
+    `memoryview(body)` and `orjson.loads(body)` read it in place; nothing copies it until
+    someone asks for `bytes`."""
+
+    def __dealloc__(self):
+        free(self.data)
+
+    def __len__(self):
+        return self.size
+
+    def __getbuffer__(self, Py_buffer *view, int flags):
+        # PyBuffer_FillInfo refuses writable requests because readonly=1.
+        cdef char *data = self.data if self.data != NULL else _EMPTY
+        PyBuffer_FillInfo(view, self, data, self.size, 1, flags)
+
+    def __releasebuffer__(self, Py_buffer *view):
+        pass
+
+    def __bytes__(self):
+        return PyBytes_FromStringAndSize(self.data, self.size)
+
+    def __repr__(self):
+        return f"<Body {self.size} bytes>"
+
+
+cdef inline long _ms(object seconds) except? -2:
+    """Seconds (float or None) to the engine's milliseconds (-1 = no timeout)."""
+    if seconds is None:
+        return -1
+    cdef double s = seconds
+    if s < 0:
+        raise ValueError("timeouts must be >= 0 or None")
+    return <long>(s * 1000.0 + 0.5)
+
+
+def timeouts_ms(connect, read, write, pool):
+    """Convert a Timeout's four values (seconds or None) into the tuple perform() takes."""
+    return (_ms(connect), _ms(read), _ms(write), _ms(pool))
+
+
+cdef inline int _check(int rc) except -1:
+    if rc != 0:
+        raise EngineError(rc, _setter_message(rc))
+    return 0
+
+
+cdef str _setter_message(int rc):
+    if rc == 1009:
+        return "header names must be tokens and values must not contain CR, LF or NUL"
+    if rc == 1010:
+        return "URL contains a control character, a space or a non-ASCII byte"
+    if rc == 1011:
+        return "method must be an HTTP token"
+    return "out of memory"
+
+
+cdef class Engine:
+    """A loop thread with its connection pool. One per Client (or shared by the top-level API).
+
+    >>> engine = Engine(100, 20, 5)
+    >>> status, version, raw_headers, body, elapsed = engine.perform(
+    ...     b"GET", b"http://127.0.0.1:8000/", [(b"Accept", b"*/*")], None,
+    ...     (5000, 5000, 5000, 5000), 0, True, None)
+    """
+
+    def __cinit__(self, max_connections=None, max_keepalive=None, keepalive_expiry=None):
+        self.limits.max_connections = 0 if max_connections is None else max_connections
+        self.limits.max_keepalive = -1 if max_keepalive is None else max_keepalive
+        if keepalive_expiry is None:
+            self.limits.keepalive_expiry_s = -1
+        else:
+            # libcurl counts whole seconds; round up so a short expiry is not "never reuse".
+            self.limits.keepalive_expiry_s = max(1, <long>(keepalive_expiry + 0.999))
+        self.engine = NULL
+        self.fork_generation = _fork_generation
+
+    def __dealloc__(self):
+        if self.engine != NULL:
+            if self.fork_generation == _fork_generation:
+                rx_engine_close(self.engine, 2000)
+            else:
+                rx_engine_abandon(self.engine)
+            self.engine = NULL
+
+    cdef rx_engine *_live(self) except NULL:
+        """The running engine, started on first use (and again in a forked child)."""
+        cdef char err[256]
+        if self.engine != NULL and self.fork_generation != _fork_generation:
+            rx_engine_abandon(self.engine)
+            self.engine = NULL
+        if self.engine == NULL:
+            self.engine = rx_engine_new(&self.limits, err, sizeof(err))
+            if self.engine == NULL:
+                raise EngineError(RX_E_NOMEM, "cannot start the requestx engine: " +
+                                  err.decode(errors="replace"))
+            self.fork_generation = _fork_generation
+        return self.engine
+
+    def close(self):
+        """Stop the loop thread; requests still running fail with the engine-closed code."""
+        cdef rx_engine *e = self.engine
+        self.engine = NULL
+        if e != NULL:
+            if self.fork_generation == _fork_generation:
+                with nogil:
+                    rx_engine_close(e, 2000)
+            else:
+                rx_engine_abandon(e)
+
+    def stats(self):
+        """Loop counters, for tests and debugging."""
+        cdef rx_engine_stats s
+        if self.engine == NULL:
+            return {"running": 0, "completed": 0, "wakeups": 0, "easy_pooled": 0}
+        rx_engine_get_stats(self.engine, &s)
+        return {"running": s.running, "completed": s.completed, "wakeups": s.wakeups,
+                "easy_pooled": s.easy_pooled}
+
+    def perform(self, bytes method not None, bytes url not None, list headers not None,
+                bytes body, tuple timeouts not None, int http_version, bint verify,
+                bytes ca_file):
+        """Run one request to completion, blocking this thread (GIL released while waiting).
+
+        headers: list of (name, value) bytes pairs; body: bytes or None; timeouts: the tuple
+        from timeouts_ms(). Returns (status, http_version, raw_header_block, Body, elapsed_s)
+        or raises EngineError; KeyboardInterrupt (or any signal handler's exception) cancels
+        the transfer and propagates."""
+        cdef rx_engine *e = self._live()
+        cdef rx_transfer *t = rx_transfer_new()
+        if t == NULL:
+            raise MemoryError()
+        try:
+            _fill_request(t, method, url, headers, body, timeouts, http_version, verify, ca_file)
+            if rx_engine_submit(e, t) != 0:
+                raise EngineError(RX_E_ENGINE_CLOSED, "the client has been closed")
+            _wait_blocking(e, t)
+            return _take_result(t)
+        finally:
+            rx_transfer_unref(t)
+
+
+cdef int _fill_request(rx_transfer *t, bytes method, bytes url, list headers, bytes body,
+                       tuple timeouts, int http_version, bint verify, bytes ca_file) except -1:
+    cdef bytes name, value
+    _check(rx_transfer_set_method(t, PyBytes_AS_STRING(method), PyBytes_GET_SIZE(method)))
+    _check(rx_transfer_set_url(t, PyBytes_AS_STRING(url), PyBytes_GET_SIZE(url)))
+    for name, value in headers:
+        _check(rx_transfer_add_header(t, PyBytes_AS_STRING(name), PyBytes_GET_SIZE(name),
+                                      PyBytes_AS_STRING(value), PyBytes_GET_SIZE(value)))
+    if body is not None:
+        # Borrowed: the caller's reference keeps the bytes alive until the transfer is done.
+        t.body = PyBytes_AS_STRING(body)
+        t.body_len = PyBytes_GET_SIZE(body)
+        t.has_body = 1
+    t.connect_timeout_ms = timeouts[0]
+    t.read_timeout_ms = timeouts[1]
+    t.write_timeout_ms = timeouts[2]
+    t.pool_timeout_ms = timeouts[3]
+    t.http_version = http_version
+    t.verify = verify
+    if ca_file is not None:
+        _check(rx_transfer_set_ca_file(t, PyBytes_AS_STRING(ca_file), PyBytes_GET_SIZE(ca_file)))
+    return 0
+
+
+cdef int _wait_blocking(rx_engine *e, rx_transfer *t) except -1:
+    """Wait for completion with the GIL released, staying responsive to Ctrl-C.
+
+    The semaphore wait ends early on EINTR or after SIGNAL_CHECK_MS; either way Python gets to
+    run its signal handlers. If one raises, the transfer is cancelled and we wait for the loop
+    thread to let go of it (the request body is borrowed) before the exception propagates."""
+    cdef int rc
+    while True:
+        with nogil:
+            rc = rx_transfer_wait(t, SIGNAL_CHECK_MS)
+        if rc == 0:
+            return 0
+        try:
+            PyErr_CheckSignals()
+        except BaseException:
+            with nogil:
+                rx_engine_cancel(e, t)
+                rx_transfer_wait(t, -1)
+            raise
+
+
+cdef tuple _take_result(rx_transfer *t):
+    if t.error != 0:
+        raise EngineError(t.error, t.error_text.decode("utf-8", "replace"))
+    cdef Body body = Body.__new__(Body)
+    cdef size_t size = 0
+    body.data = rx_transfer_take_body(t, &size)
+    body.size = <Py_ssize_t>size
+    raw_headers = PyBytes_FromStringAndSize(t.headers_data, t.headers_len)
+    return (t.status, rx_transfer_http_version(t).decode("ascii"), raw_headers, body,
+            t.total_time_us / 1e6)
+
+
+def live_transfers():
+    """Transfers alive in this process (tests assert it returns to zero)."""
+    return rx_transfer_live_count()

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Set up a development environment for requestx on Debian 12 (or a close relative).
+#
+#   scripts/bootstrap.sh [--bench] [--valgrind] [--venv DIR]
+#
+#   --bench      also install nginx-light and the benchmark extras (.[bench])
+#   --valgrind   also install valgrind
+#   --venv DIR   virtualenv location (default: <repo>/.venv)
+#   PYTHON=...   interpreter to build the virtualenv from (default: python3)
+#
+# Idempotent: installs only the system packages that are missing (as root: `apt-get update`
+# once, then `apt-get install -y`; otherwise it prints the sudo command and exits 1), reuses a
+# working virtualenv made by the same Python, and reinstalls requestx in editable mode.
+# Build dependencies (setuptools, Cython) go into the virtualenv and pip runs with
+# --no-build-isolation, so rebuilding the extension does not download them again.
+set -euo pipefail
+
+start_dir="$PWD"
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+python="${PYTHON:-python3}"
+venv="$repo/.venv"
+bench=0
+valgrind=0
+
+die() { echo "bootstrap: error: $*" >&2; exit 1; }
+say() { echo "bootstrap: $*"; }
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --bench) bench=1 ;;
+        --valgrind) valgrind=1 ;;
+        --venv) [ $# -ge 2 ] || die "--venv needs a directory"; venv="$(realpath -m "$2")"; shift ;;
+        -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' \
+                       "${BASH_SOURCE[0]}"; exit 0 ;;
+        *) die "unknown option: $1 (try --help)" ;;
+    esac
+    shift
+done
+
+command -v "$python" >/dev/null 2>&1 || die "$python not found (set PYTHON=/path/to/python3)"
+
+# --- system packages --------------------------------------------------------------------------
+packages=(gcc make pkg-config libcurl4-openssl-dev)
+# A Debian system Python needs python3-venv for `-m venv` and python3-dev for Python.h; a
+# pyenv/conda/self-built Python brings both, so ask for them only when they are missing.
+if ! "$python" -c 'import ensurepip, venv' >/dev/null 2>&1; then
+    packages+=(python3-venv)
+fi
+if ! "$python" -c 'import os, sysconfig; p = sysconfig.get_paths()["include"]
+raise SystemExit(not os.path.exists(os.path.join(p, "Python.h")))' >/dev/null 2>&1; then
+    packages+=(python3-dev)
+fi
+[ "$bench" = 1 ] && packages+=(nginx-light)
+[ "$valgrind" = 1 ] && packages+=(valgrind)
+
+if command -v dpkg-query >/dev/null 2>&1; then
+    missing=()
+    for pkg in "${packages[@]}"; do
+        if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+            missing+=("$pkg")
+        fi
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        if [ "$(id -u)" -eq 0 ]; then
+            say "installing system packages: ${missing[*]}"
+            export DEBIAN_FRONTEND=noninteractive
+            apt-get update -qq >/dev/null || die "apt-get update failed"
+            apt-get install -y -qq "${missing[@]}" >/dev/null || die "apt-get install failed"
+        else
+            echo "bootstrap: missing system packages; run this, then bootstrap again:" >&2
+            echo "    sudo apt-get install -y ${missing[*]}" >&2
+            exit 1
+        fi
+    fi
+else
+    say "no dpkg here: not checking system packages (need: ${packages[*]})"
+fi
+
+# --- virtualenv -------------------------------------------------------------------------------
+# Reuse the virtualenv only if it runs and was made from the same Python version; a venv left
+# by another interpreter (or a moved checkout) would build an extension for the wrong ABI.
+want="$("$python" -c 'import sys; print(sys.version.split()[0])')"
+have="$("$venv/bin/python" -c 'import sys; print(sys.version.split()[0])' 2>/dev/null || true)"
+if [ "$have" != "$want" ]; then
+    [ -n "$have" ] && say "recreating $venv (Python $have -> $want)"
+    [ -z "$have" ] && say "creating $venv with Python $want"
+    rm -rf "$venv"
+    "$python" -m venv "$venv" || die "could not create the virtualenv at $venv"
+fi
+# pip's own -q does not silence the build backend's warnings: keep all of it in a log and show
+# the end of the log only when a step fails.
+log="$(mktemp "${TMPDIR:-/tmp}/requestx-bootstrap.XXXXXX")"
+trap 'rm -f "$log"' EXIT
+pip_install() {
+    local what="$1"; shift
+    if ! "$venv/bin/python" -m pip --disable-pip-version-check install "$@" >"$log" 2>&1; then
+        tail -n 60 "$log" >&2
+        die "$what failed (pip output above)"
+    fi
+}
+pip_install "upgrading pip" --upgrade pip
+pip_install "installing the build tools" "setuptools>=70.1" wheel "Cython>=3.0"
+
+extras="test"
+[ "$bench" = 1 ] && extras="test,bench"
+say "installing requestx (editable, .[$extras]) and building the extension"
+cd "$repo"
+pip_install "pip install -e '.[$extras]'" --no-build-isolation -e ".[$extras]"
+
+say "done: activate with  . ${venv#"$start_dir"/}/bin/activate"

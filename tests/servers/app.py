@@ -1,0 +1,360 @@
+"""The ASGI application behind the `server` fixture.
+
+A plain ASGI callable with no framework, so that what goes on the wire is exactly what this file
+writes. Routes (all methods unless noted):
+
+    /                       200 text "Hello, world!"
+    /json                   200 JSON {"Hello": "world!"}
+    /echo[/anything]        JSON description of the request as received (see `_echo`)
+    /status/{code}          that status; a short text body unless the status forbids one
+    /headers/set?k=v&k=v    response headers from the query, in order, repeats kept
+    /cookies/set?k=v        one Set-Cookie per pair (Path=/)
+    /cookies                JSON {"cookie": <Cookie header or null>}
+    /redirect/{code}[/absolute|/relative][?to=URL]
+                            redirect with that status to /echo (path-absolute by default, an
+                            absolute http URL, or a relative reference), or to `to` if given
+    /redirect/chain/{n}     n hops of 302, then /echo
+    /redirect/loop          302 to itself, forever
+    /slow?delay=s           sleep, then 200 "slow"
+    /drip?chunks=N&delay=s&size=n[&length=1]
+                            N chunks of n bytes, `delay` seconds apart (before each chunk);
+                            chunked unless length=1 (then Content-Length is sent up front)
+    /bytes/{n}[?chunked=1]  `pattern_bytes(n)`, streamed in 64 KiB pieces
+    /gzip /deflate /brotli  JSON `COMPRESSED_DOC` compressed with that coding (brotli only when
+                            the `brotli` module is importable, else 404); ?size=n instead sends
+                            n bytes of b"a" compressed (for decompression-size tests)
+    /charset/{name}[?text=...&param=0]
+                            text (default `CHARSET_TEXT`) encoded in that charset, with
+                            `Content-Type: text/plain; charset={name}` (param=0 leaves the
+                            charset parameter out)
+    /large-headers?count=N[&size=n]
+                            N response headers x-large-{i} with n-byte values
+
+Every size, count and delay taken from the query is clamped, so a typo cannot make the test
+server allocate gigabytes or sleep for an hour.
+
+Connections are counted by the client address (host, port) in the ASGI scope: each TCP
+connection has its own source port, and every HTTP/2 stream of one connection shares it. The
+count is of connections that carried at least one request since the last reset.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import gzip
+import json
+import threading
+import zlib
+from typing import Any, Awaitable, Callable
+from urllib.parse import parse_qsl
+
+try:  # optional: the /brotli route exists only when the codec does
+    import brotli
+except ImportError:  # pragma: no cover - depends on the environment
+    brotli = None
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+Headers = list[tuple[bytes, bytes]]
+
+HELLO = b"Hello, world!"
+COMPRESSED_DOC = {"compressed": True, "text": "The quick brown fox jumps over the lazy dog. " * 20}
+CHARSET_TEXT = "Hello, world! caf\u00e9 \u00fcber na\u00efve"
+
+MAX_BYTES = 256 * 1024 * 1024
+MAX_DELAY = 30.0
+MAX_CHUNKS = 10_000
+MAX_HEADERS = 100_000
+PIECE = 64 * 1024
+
+
+def pattern_bytes(n: int, offset: int = 0) -> bytes:
+    """Deterministic content of /bytes/{n}: byte i is i % 251 (a prime, so the pattern does not
+    line up with power-of-two buffer sizes and a misplaced chunk shows up in a comparison)."""
+    block = bytes(range(251)) * (n // 251 + 2)
+    start = offset % 251
+    return block[start : start + n]
+
+
+class ConnectionStats:
+    """Counts distinct client connections; read by test fixtures from other threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._peers: set[tuple[str, int]] = set()
+        self._requests = 0
+
+    def record(self, client: tuple[str, int] | None) -> None:
+        with self._lock:
+            self._requests += 1
+            if client is not None:
+                self._peers.add((client[0], client[1]))
+
+    def connection_count(self) -> int:
+        with self._lock:
+            return len(self._peers)
+
+    def request_count(self) -> int:
+        with self._lock:
+            return self._requests
+
+    def reset(self) -> None:
+        with self._lock:
+            self._peers.clear()
+            self._requests = 0
+
+
+def _clamp_int(value: str, low: int, high: int) -> int:
+    return max(low, min(high, int(value)))
+
+
+def _clamp_float(value: str, high: float = MAX_DELAY) -> float:
+    return max(0.0, min(high, float(value)))
+
+
+async def _read_body(receive: Receive) -> bytes:
+    parts = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        parts.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return b"".join(parts)
+
+
+async def _respond(
+    send: Send,
+    status: int,
+    body: bytes = b"",
+    content_type: bytes | None = b"text/plain; charset=utf-8",
+    headers: Headers | None = None,
+) -> None:
+    out: Headers = []
+    if content_type is not None:
+        out.append((b"content-type", content_type))
+    out += headers or []
+    no_body = status in (204, 304) or 100 <= status < 200
+    if not no_body:
+        out.append((b"content-length", str(len(body)).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": out})
+    await send({"type": "http.response.body", "body": b"" if no_body else body})
+
+
+async def _respond_json(send: Send, doc: Any, status: int = 200) -> None:
+    await _respond(send, status, json.dumps(doc).encode(), b"application/json")
+
+
+def _query(scope: Scope) -> list[tuple[str, str]]:
+    return parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)
+
+
+def _origin(scope: Scope) -> str:
+    """This server's own origin as the client addressed it (for absolute redirects)."""
+    for name, value in scope["headers"]:
+        if name == b"host":
+            return f"{scope['scheme']}://{value.decode('latin-1')}"
+    host, port = scope["server"]
+    return f"{scope['scheme']}://{host}:{port}"
+
+
+# --- routes ---------------------------------------------------------------------------------
+
+
+async def _echo(scope: Scope, receive: Receive, send: Send) -> None:
+    """Describe the request exactly as the server saw it.
+
+    Header names arrive lowercased (h11 and h2 normalise them); values, order and repeats are
+    kept. `body` is the raw body decoded as latin-1, which maps every byte to one code point, so
+    `body.encode("latin-1")` gives back the exact bytes sent; `body_base64` says the same thing in
+    a form that is easier to compare for binary data.
+    """
+    body = await _read_body(receive)
+    await _respond_json(
+        send,
+        {
+            "method": scope["method"],
+            "path": scope["path"],
+            "raw_path": scope.get("raw_path", b"").decode("latin-1"),
+            "query": scope["query_string"].decode("latin-1"),
+            "http_version": scope["http_version"],
+            "headers": [[n.decode("latin-1"), v.decode("latin-1")] for n, v in scope["headers"]],
+            "body": body.decode("latin-1"),
+            "body_base64": base64.b64encode(body).decode("ascii"),
+        },
+    )
+
+
+async def _status(send: Send, code: str) -> None:
+    status = int(code)
+    if not 200 <= status <= 599:
+        await _respond(send, 400, b"status must be 200..599")
+        return
+    await _respond(send, status, f"status {status}".encode())
+
+
+async def _redirect(scope: Scope, send: Send, parts: list[str]) -> None:
+    if parts[:1] == ["loop"]:
+        await _respond(send, 302, b"", None, [(b"location", scope["path"].encode())])
+        return
+    if parts[:1] == ["chain"] and len(parts) == 2:
+        remaining = _clamp_int(parts[1], 0, 1000)
+        target = "/echo" if remaining == 0 else f"/redirect/chain/{remaining - 1}"
+        await _respond(send, 302, b"", None, [(b"location", target.encode())])
+        return
+    status = int(parts[0]) if parts and parts[0].isdigit() else 0
+    if status not in (301, 302, 303, 307, 308):
+        await _respond(send, 404, b"unknown redirect shape")
+        return
+    shape = parts[1] if len(parts) > 1 else ""
+    location = {"": "/echo", "absolute": _origin(scope) + "/echo", "relative": "../../echo"}.get(
+        shape
+    )
+    location = dict(_query(scope)).get("to", location)
+    if location is None:
+        await _respond(send, 404, b"unknown redirect shape")
+        return
+    await _respond(send, status, b"redirecting", headers=[(b"location", location.encode())])
+
+
+async def _drip(scope: Scope, send: Send) -> None:
+    query = dict(_query(scope))
+    chunks = _clamp_int(query.get("chunks", "10"), 0, MAX_CHUNKS)
+    size = _clamp_int(query.get("size", "1"), 0, 1024 * 1024)
+    delay = _clamp_float(query.get("delay", "0.01"), high=10.0)
+    headers: Headers = [(b"content-type", b"application/octet-stream")]
+    if query.get("length") == "1":
+        headers.append((b"content-length", str(chunks * size).encode()))
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    for i in range(chunks):
+        await asyncio.sleep(delay)
+        chunk = pattern_bytes(size, offset=i * size)
+        await send({"type": "http.response.body", "body": chunk, "more_body": True})
+    await send({"type": "http.response.body", "body": b""})
+
+
+async def _bytes(scope: Scope, send: Send, count: str) -> None:
+    n = _clamp_int(count, 0, MAX_BYTES)
+    headers: Headers = [(b"content-type", b"application/octet-stream")]
+    if dict(_query(scope)).get("chunked") != "1":
+        headers.append((b"content-length", str(n).encode()))
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    for start in range(0, n, PIECE):
+        piece = pattern_bytes(min(PIECE, n - start), offset=start)
+        await send({"type": "http.response.body", "body": piece, "more_body": True})
+    await send({"type": "http.response.body", "body": b""})
+
+
+def _compressor(coding: str) -> Callable[[bytes], bytes] | None:
+    if coding == "gzip":
+        return gzip.compress
+    if coding == "deflate":  # RFC 9110 "deflate" is the zlib format, not raw deflate
+        return zlib.compress
+    if coding == "brotli" and brotli is not None:
+        return brotli.compress  # type: ignore[no-any-return]
+    return None
+
+
+async def _compressed(scope: Scope, send: Send, coding: str) -> None:
+    compress = _compressor(coding)
+    if compress is None:
+        await _respond(send, 404, b"brotli is not installed on the server side")
+        return
+    size = dict(_query(scope)).get("size")
+    if size is None:
+        raw, content_type = json.dumps(COMPRESSED_DOC).encode(), b"application/json"
+    else:
+        raw, content_type = b"a" * _clamp_int(size, 0, 64 * 1024 * 1024), b"text/plain"
+    encoding = b"br" if coding == "brotli" else coding.encode()
+    await _respond(send, 200, compress(raw), content_type, [(b"content-encoding", encoding)])
+
+
+async def _charset(scope: Scope, send: Send, name: str) -> None:
+    query = dict(_query(scope))
+    try:
+        body = query.get("text", CHARSET_TEXT).encode(name)
+    except (LookupError, UnicodeEncodeError) as exc:
+        await _respond(send, 400, str(exc).encode())
+        return
+    content_type = "text/plain" if query.get("param") == "0" else f"text/plain; charset={name}"
+    await _respond(send, 200, body, content_type.encode("latin-1"))
+
+
+async def _large_headers(scope: Scope, send: Send) -> None:
+    query = dict(_query(scope))
+    count = _clamp_int(query.get("count", "100"), 0, MAX_HEADERS)
+    size = _clamp_int(query.get("size", "32"), 1, 64 * 1024)
+    headers = [(f"x-large-{i}".encode(), b"v" * size) for i in range(count)]
+    await _respond(send, 200, b"large headers", headers=headers)
+
+
+class App:
+    """The ASGI callable. One instance per server; `stats` counts its connections."""
+
+    def __init__(self) -> None:
+        self.stats = ConnectionStats()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":  # websockets are not part of requestx
+            return
+        self.stats.record(scope.get("client"))
+        try:
+            await self._route(scope, receive, send)
+        except ValueError as exc:  # bad number in a path or query: the test's mistake
+            await _respond(send, 400, str(exc).encode())
+
+    @staticmethod
+    async def _lifespan(receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
+        parts = [p for p in scope["path"].split("/") if p]
+        head = parts[0] if parts else ""
+        if not parts:
+            await _respond(send, 200, HELLO)
+        elif head == "json":
+            await _respond_json(send, {"Hello": "world!"})
+        elif head == "echo":
+            await _echo(scope, receive, send)
+        elif head == "status" and len(parts) == 2:
+            await _status(send, parts[1])
+        elif parts == ["headers", "set"]:
+            headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in _query(scope)]
+            await _respond(send, 200, b"headers set", headers=headers)
+        elif parts == ["cookies", "set"]:
+            cookies = [(b"set-cookie", f"{k}={v}; Path=/".encode()) for k, v in _query(scope)]
+            await _respond(send, 200, b"cookies set", headers=cookies)
+        elif parts == ["cookies"]:
+            # HTTP/2 may split Cookie into several fields; RFC 9113 joins them with "; ".
+            crumbs = [v.decode("latin-1") for n, v in scope["headers"] if n == b"cookie"]
+            await _respond_json(send, {"cookie": "; ".join(crumbs) if crumbs else None})
+        elif head == "redirect":
+            await _redirect(scope, send, parts[1:])
+        elif head == "slow":
+            await asyncio.sleep(_clamp_float(dict(_query(scope)).get("delay", "1")))
+            await _respond(send, 200, b"slow")
+        elif head == "drip":
+            await _drip(scope, send)
+        elif head == "bytes" and len(parts) == 2:
+            await _bytes(scope, send, parts[1])
+        elif head in ("gzip", "deflate", "brotli") and len(parts) == 1:
+            await _compressed(scope, send, head)
+        elif head == "charset" and len(parts) == 2:
+            await _charset(scope, send, parts[1])
+        elif head == "large-headers":
+            await _large_headers(scope, send)
+        else:
+            await _respond(send, 404, b"not found")
