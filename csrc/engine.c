@@ -597,6 +597,7 @@ int rx_engine_close(rx_engine *e, long timeout_ms)
     free_curl(e);
     close_fds(e);
     pthread_mutex_destroy(&e->lock);
+    free(e->heap);
     free(e);
     return 0;
 }

@@ -115,8 +115,6 @@ int rx_transfer_add_header(rx_transfer *t, const char *name, size_t name_len,
         if (c == '\r' || c == '\n' || c == '\0')
             return RX_E_INVALID_HEADER;
     }
-    if (name_len == 15 && strncasecmp(name, "accept-encoding", 15) == 0)
-        t->has_accept_encoding = 1;
     rx_buffer *b = &t->header_lines;
     /* curl sends "Name:" with no value only if written "Name;": an empty value must keep it. */
     const char *sep = value_len ? ": " : ";";
@@ -270,8 +268,10 @@ int rx_transfer_setup(rx_transfer *t, CURL *h, CURLSH *share)
     SET(CURLOPT_SHARE, share);
     SET(CURLOPT_PIPEWAIT, 1L);
     SET(CURLOPT_ERRORBUFFER, t->error_text);
-    if (!t->has_accept_encoding)
-        SET(CURLOPT_ACCEPT_ENCODING, ""); /* every encoding this libcurl can decode */
+    /* Turns on decoding of every encoding this libcurl knows. When the caller sent its own
+     * Accept-Encoding header, that header goes out instead of curl's; decoding still applies
+     * (httpx decodes whatever the server answers, too). */
+    SET(CURLOPT_ACCEPT_ENCODING, "");
 
     SET(CURLOPT_WRITEFUNCTION, on_body);
     SET(CURLOPT_WRITEDATA, t);

@@ -67,7 +67,6 @@ struct rx_transfer {
     char *method;
     char *url;
     rx_buffer header_lines;  /* "Name: value\0Name: value\0..." */
-    int has_accept_encoding; /* the caller set Accept-Encoding itself */
     const char *body;        /* borrowed, see above; NULL = no body */
     size_t body_len;
     int has_body;

@@ -186,7 +186,7 @@ cdef class Engine:
                 bytes ca_file):
         """Run one request to completion, blocking this thread (GIL released while waiting).
 
-        headers: list of (name, value) bytes pairs; body: bytes or None; timeouts: the tuple
+        headers: list of (name, value) or (name, lower_name, value) bytes tuples; body: bytes or None; timeouts: the tuple
         from timeouts_ms(). Returns (status, http_version, raw_header_block, Body, elapsed_s)
         or raises EngineError; KeyboardInterrupt (or any signal handler's exception) cancels
         the transfer and propagates."""
@@ -206,10 +206,15 @@ cdef class Engine:
 
 cdef int _fill_request(rx_transfer *t, bytes method, bytes url, list headers, bytes body,
                        tuple timeouts, int http_version, bint verify, bytes ca_file) except -1:
-    cdef bytes name, value
+    cdef object entry, name, value
     _check(rx_transfer_set_method(t, PyBytes_AS_STRING(method), PyBytes_GET_SIZE(method)))
     _check(rx_transfer_set_url(t, PyBytes_AS_STRING(url), PyBytes_GET_SIZE(url)))
-    for name, value in headers:
+    for entry in headers:
+        # (name, value) pairs, or the models' (name, lower_name, value) entries as they are.
+        name = entry[0]
+        value = entry[len(entry) - 1]  # no negative indexing: wraparound is off in this module
+        if type(name) is not bytes or type(value) is not bytes:
+            raise TypeError(f"header names and values must be bytes, got {entry!r}")
         _check(rx_transfer_add_header(t, PyBytes_AS_STRING(name), PyBytes_GET_SIZE(name),
                                       PyBytes_AS_STRING(value), PyBytes_GET_SIZE(value)))
     if body is not None:

@@ -1,0 +1,105 @@
+"""
+The top-level functions: `requestx.get(url)` and friends, as in httpx.
+
+Each call builds a short-lived `Client` for its configuration but runs on one shared engine
+(see `_client._get_shared_engine`), so a script calling `requestx.get()` in a loop reuses
+connections and does not start a thread per call.
+"""
+
+from __future__ import annotations
+
+import typing
+
+from ._client import Client, _get_shared_engine
+from ._config import DEFAULT_TIMEOUT_CONFIG
+from ._models import Response
+from ._types import (
+    CookieTypes,
+    HeaderTypes,
+    QueryParamTypes,
+    RequestContent,
+    RequestData,
+    RequestFiles,
+    TimeoutTypes,
+)
+from ._urls import URL
+
+__all__ = ["delete", "get", "head", "options", "patch", "post", "put", "request"]
+
+
+def request(
+    method: str,
+    url: URL | str,
+    *,
+    params: QueryParamTypes | None = None,
+    content: RequestContent | None = None,
+    data: RequestData | None = None,
+    files: RequestFiles | None = None,
+    json: typing.Any | None = None,
+    headers: HeaderTypes | None = None,
+    cookies: CookieTypes | None = None,
+    auth: typing.Any = None,
+    proxy: typing.Any = None,
+    timeout: TimeoutTypes = DEFAULT_TIMEOUT_CONFIG,
+    follow_redirects: bool = False,
+    verify: bool | str = True,
+    trust_env: bool = True,
+) -> Response:
+    """Send one request.
+
+    >>> response = requestx.request("GET", "https://www.example.org/")
+    >>> response.status_code
+    200
+    """
+    client = Client(
+        cookies=cookies,
+        proxy=proxy,
+        verify=verify,
+        timeout=timeout,
+        trust_env=trust_env,
+        auth=auth,
+        follow_redirects=follow_redirects,
+    )
+    client._engine = _get_shared_engine()
+    client._owns_engine = False
+    with client:
+        return client.request(
+            method,
+            url,
+            content=content,
+            data=data,
+            files=files,
+            json=json,
+            params=params,
+            headers=headers,
+        )
+
+
+def get(url: URL | str, **kwargs: typing.Any) -> Response:
+    """`requestx.get("https://www.example.org/", params={"q": "x"})`"""
+    return request("GET", url, **kwargs)
+
+
+def options(url: URL | str, **kwargs: typing.Any) -> Response:
+    return request("OPTIONS", url, **kwargs)
+
+
+def head(url: URL | str, **kwargs: typing.Any) -> Response:
+    return request("HEAD", url, **kwargs)
+
+
+def post(url: URL | str, **kwargs: typing.Any) -> Response:
+    """`requestx.post("https://www.example.org/items", json={"name": "x"})`"""
+    return request("POST", url, **kwargs)
+
+
+def put(url: URL | str, **kwargs: typing.Any) -> Response:
+    return request("PUT", url, **kwargs)
+
+
+def patch(url: URL | str, **kwargs: typing.Any) -> Response:
+    return request("PATCH", url, **kwargs)
+
+
+def delete(url: URL | str, **kwargs: typing.Any) -> Response:
+    return request("DELETE", url, **kwargs)

@@ -1,0 +1,426 @@
+"""
+`Client`: the blocking client, with httpx's names and semantics.
+
+One `client.get(url)` in full::
+
+    Client.get -> Client.request -> Client.build_request   (merge URL, params, headers, cookies)
+               -> Client.send -> Client._send_single        (this module)
+                  -> Engine.perform                         (_core.pyx: submit + wait, no GIL)
+                     -> rx_engine_submit / loop thread      (csrc/engine.c)
+                  <- Response._from_engine                  (_models.py: body stays in C)
+
+Configuration that does not change per request (engine limits, TLS, the timeout tuple, the
+encoded default headers) is prepared once in `__init__`, so the per-request path only merges
+what the caller passed.
+"""
+
+from __future__ import annotations
+
+import typing
+
+from . import _core
+from ._config import DEFAULT_LIMITS, DEFAULT_MAX_REDIRECTS, DEFAULT_TIMEOUT_CONFIG, Limits, Timeout
+from ._exceptions import UnsupportedProtocol, exception_for_engine_error
+from ._models import Cookies, Headers, Request, Response
+from ._types import (
+    CookieTypes,
+    HeaderTypes,
+    QueryParamTypes,
+    RequestContent,
+    RequestData,
+    RequestExtensions,
+    RequestFiles,
+    TimeoutTypes,
+)
+from ._urls import URL, QueryParams
+
+__all__ = ["Client", "USE_CLIENT_DEFAULT", "UseClientDefault"]
+
+__version__ = "0.1.0"
+
+
+class UseClientDefault:
+    """Marks an argument as "whatever the client was configured with" (httpx's sentinel)."""
+
+    def __repr__(self) -> str:
+        return "USE_CLIENT_DEFAULT"
+
+
+USE_CLIENT_DEFAULT = UseClientDefault()
+
+# What httpx sends by default, with our name. libcurl decodes every encoding listed here.
+DEFAULT_HEADERS: list[tuple[bytes, bytes]] = [
+    (b"Accept", b"*/*"),
+    (b"Accept-Encoding", b"gzip, deflate, br, zstd"),
+    (b"Connection", b"keep-alive"),
+    (b"User-Agent", f"python-requestx/{__version__}".encode()),
+]
+
+_HTTP_VERSION_1_1 = 0  # the engine's RX_HTTP_* values
+_HTTP_VERSION_2_TLS = 1  # h2 negotiated by ALPN on https, HTTP/1.1 otherwise
+_HTTP_VERSION_2_PRIOR_KNOWLEDGE = 2  # h2c on http://, without an upgrade round trip
+
+_METHODS_WITH_BODY = frozenset({"POST", "PUT", "PATCH"})
+
+# Shared engine for the top-level functions (requestx.get(...)): starting a loop thread per
+# call would cost more than the request. Created on first use.
+_shared_engine: _core.Engine | None = None
+
+
+def _get_shared_engine() -> _core.Engine:
+    global _shared_engine
+    if _shared_engine is None:
+        limits = DEFAULT_LIMITS
+        _shared_engine = _core.Engine(
+            limits.max_connections, limits.max_keepalive_connections, limits.keepalive_expiry
+        )
+    return _shared_engine
+
+
+def _timeout_tuple(timeout: Timeout) -> tuple[int, int, int, int]:
+    return _core.timeouts_ms(timeout.connect, timeout.read, timeout.write, timeout.pool)
+
+
+def _enforce_http_url(url: URL) -> None:
+    """Only http and https go to the engine (redirects included): never file://, ftp://, ..."""
+    scheme = url.scheme
+    if scheme == "http" or scheme == "https":
+        if not url.host:
+            raise UnsupportedProtocol(f"Request URL is missing a host: {str(url)!r}.")
+        return
+    if not scheme:
+        raise UnsupportedProtocol(
+            f"Request URL is missing an 'http://' or 'https://' protocol: {str(url)!r}."
+        )
+    raise UnsupportedProtocol(f"Request URL has an unsupported protocol '{scheme}://'.")
+
+
+class Client:
+    """
+    A blocking HTTP client with a connection pool, shared safely between threads.
+
+        >>> with requestx.Client(base_url="https://api.example.org", timeout=10) as client:
+        ...     response = client.get("/items", params={"page": 2})
+        ...     response.raise_for_status()
+        ...     items = response.json()
+
+    Each client owns one engine: a background thread driving libcurl with its own connections.
+    """
+
+    def __init__(
+        self,
+        *,
+        auth: typing.Any = None,
+        params: QueryParamTypes | None = None,
+        headers: HeaderTypes | None = None,
+        cookies: CookieTypes | None = None,
+        verify: bool | str = True,
+        cert: typing.Any = None,
+        http1: bool = True,
+        http2: bool = False,
+        proxy: typing.Any = None,
+        timeout: TimeoutTypes = DEFAULT_TIMEOUT_CONFIG,
+        follow_redirects: bool = False,
+        limits: Limits = DEFAULT_LIMITS,
+        max_redirects: int = DEFAULT_MAX_REDIRECTS,
+        event_hooks: typing.Any = None,
+        base_url: URL | str = "",
+        transport: typing.Any = None,
+        trust_env: bool = True,
+        default_encoding: str | typing.Callable[[bytes], str] = "utf-8",
+    ) -> None:
+        for name, value in (
+            ("auth", auth),
+            ("cert", cert),
+            ("proxy", proxy),
+            ("event_hooks", event_hooks),
+            ("transport", transport),
+        ):
+            if value is not None:
+                raise NotImplementedError(f"requestx.Client does not support {name}= yet")
+        if follow_redirects:
+            raise NotImplementedError("requestx.Client does not follow redirects yet")
+        if not (http1 or http2):
+            raise ValueError("At least one of http1 or http2 must be True.")
+
+        self._base_url = self._enforce_trailing_slash(URL(base_url))
+        self._params = QueryParams(params)
+        self._headers = Headers._from_trusted_list(DEFAULT_HEADERS)
+        if headers is not None:
+            self._headers.update(headers)
+        self._cookies = Cookies(cookies)
+        self._timeout = Timeout(timeout)
+        self._timeout_ms = _timeout_tuple(self._timeout)
+        self._timeout_dict = self._timeout.as_dict()
+        self.follow_redirects = follow_redirects
+        self.max_redirects = max_redirects
+        self.trust_env = trust_env
+        self._default_encoding = default_encoding
+
+        if verify is True or verify is False:
+            self._verify, self._ca_file = bool(verify), None
+        elif isinstance(verify, str):
+            self._verify, self._ca_file = True, verify.encode()
+        else:
+            raise TypeError("verify must be True, False or the path of a CA bundle file")
+        if http2 and not http1:
+            self._http_version = _HTTP_VERSION_2_PRIOR_KNOWLEDGE
+        elif http2:
+            self._http_version = _HTTP_VERSION_2_TLS
+        else:
+            self._http_version = _HTTP_VERSION_1_1
+
+        self._limits = limits
+        self._engine = _core.Engine(
+            limits.max_connections, limits.max_keepalive_connections, limits.keepalive_expiry
+        )
+        self._owns_engine = True
+        self._closed = False
+
+    # -- configuration, as httpx exposes it --
+
+    @staticmethod
+    def _enforce_trailing_slash(url: URL) -> URL:
+        if url.raw_path.endswith(b"/"):
+            return url
+        return url.copy_with(raw_path=url.raw_path + b"/")
+
+    @property
+    def base_url(self) -> URL:
+        return self._base_url
+
+    @base_url.setter
+    def base_url(self, url: URL | str) -> None:
+        self._base_url = self._enforce_trailing_slash(URL(url))
+
+    @property
+    def headers(self) -> Headers:
+        return self._headers
+
+    @headers.setter
+    def headers(self, headers: HeaderTypes) -> None:
+        merged = Headers._from_trusted_list(DEFAULT_HEADERS)
+        merged.update(headers)
+        self._headers = merged
+
+    @property
+    def params(self) -> QueryParams:
+        return self._params
+
+    @params.setter
+    def params(self, params: QueryParamTypes) -> None:
+        self._params = QueryParams(params)
+
+    @property
+    def cookies(self) -> Cookies:
+        return self._cookies
+
+    @cookies.setter
+    def cookies(self, cookies: CookieTypes) -> None:
+        self._cookies = Cookies(cookies)
+
+    @property
+    def timeout(self) -> Timeout:
+        return self._timeout
+
+    @timeout.setter
+    def timeout(self, timeout: TimeoutTypes) -> None:
+        self._timeout = Timeout(timeout)
+        self._timeout_ms = _timeout_tuple(self._timeout)
+        self._timeout_dict = self._timeout.as_dict()
+
+    @property
+    def is_closed(self) -> bool:
+        """True once `close()` has been called."""
+        return self._closed
+
+    # -- building requests --
+
+    def _merge_url(self, url: URL | str) -> URL:
+        merge_url = url if isinstance(url, URL) else URL(url)
+        if merge_url.is_relative_url and self._base_url:
+            # base_url always ends in "/": a relative path is appended to it, like httpx.
+            path = merge_url.raw_path.lstrip(b"/")
+            return self._base_url.copy_with(raw_path=self._base_url.raw_path + path)
+        return merge_url
+
+    def _merge_headers(self, headers: HeaderTypes | None) -> Headers:
+        merged = Headers._from_trusted_list(())
+        merged._entries().extend(self._headers._entries())
+        if headers is not None:
+            merged.update(headers)
+        return merged
+
+    def build_request(
+        self,
+        method: str,
+        url: URL | str,
+        *,
+        content: RequestContent | None = None,
+        data: RequestData | None = None,
+        files: RequestFiles | None = None,
+        json: typing.Any | None = None,
+        params: QueryParamTypes | None = None,
+        headers: HeaderTypes | None = None,
+        cookies: CookieTypes | None = None,
+        timeout: TimeoutTypes | UseClientDefault = USE_CLIENT_DEFAULT,
+        extensions: RequestExtensions | None = None,
+    ) -> Request:
+        """Build a `Request` with the client's base URL, params, headers and cookies merged in."""
+        merged_url = self._merge_url(url)
+        if self._params or params is not None:
+            merged_params = self._params.merge(params)
+            if merged_params:
+                merged_url = merged_url.copy_merge_params(merged_params)
+        extensions = {} if extensions is None else dict(extensions)
+        if isinstance(timeout, UseClientDefault):
+            extensions.setdefault("timeout", self._timeout_dict)
+        else:
+            extensions["timeout"] = Timeout(timeout).as_dict()
+        request_cookies: CookieTypes | None = None
+        if self._cookies or cookies:
+            jar = Cookies(self._cookies)
+            jar.update(cookies)
+            request_cookies = jar
+        return Request(
+            method,
+            merged_url,
+            content=content,
+            data=data,
+            files=files,
+            json=json,
+            headers=self._merge_headers(headers),
+            cookies=request_cookies,
+            extensions=extensions,
+        )
+
+    # -- sending --
+
+    def _timeouts_for(self, request: Request) -> tuple[int, int, int, int]:
+        timeout = request.extensions.get("timeout")
+        if timeout is None or timeout is self._timeout_dict:
+            return self._timeout_ms
+        return _timeout_tuple(Timeout(**timeout))
+
+    def _send_single(self, request: Request) -> Response:
+        """One request, one response: the hot path into the engine."""
+        url = request.url
+        _enforce_http_url(url)
+        method = request.method
+        body = request.content if request._content is not None else request.read()
+        try:
+            status, version, raw_headers, response_body, elapsed = self._engine.perform(
+                method.encode("ascii"),
+                str(url).encode("ascii"),
+                request.headers._entries(),
+                body if body or method in _METHODS_WITH_BODY else None,
+                self._timeouts_for(request),
+                self._http_version,
+                self._verify,
+                self._ca_file,
+            )
+        except _core.EngineError as exc:
+            raise exception_for_engine_error(exc.code, exc.message, request) from exc
+        response = Response._from_engine(
+            request, status, version, raw_headers, response_body, elapsed
+        )
+        if self._default_encoding != "utf-8":
+            response.default_encoding = self._default_encoding
+        # Cookie extraction is skipped unless the server set one (a cheap scan of the block).
+        if b"set-cookie:" in raw_headers.lower():
+            self._cookies.extract_cookies(response)
+        return response
+
+    def send(
+        self,
+        request: Request,
+        *,
+        stream: bool = False,
+        auth: typing.Any = USE_CLIENT_DEFAULT,
+        follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT,
+    ) -> Response:
+        """Send a built request. Responses are read in full (streaming comes later)."""
+        if self._closed:
+            raise RuntimeError("Cannot send a request, as the client has been closed.")
+        if auth is not USE_CLIENT_DEFAULT and auth is not None:
+            raise NotImplementedError("requestx.Client does not support auth= yet")
+        if follow_redirects is True:
+            raise NotImplementedError("requestx.Client does not follow redirects yet")
+        return self._send_single(request)
+
+    def request(
+        self,
+        method: str,
+        url: URL | str,
+        *,
+        content: RequestContent | None = None,
+        data: RequestData | None = None,
+        files: RequestFiles | None = None,
+        json: typing.Any | None = None,
+        params: QueryParamTypes | None = None,
+        headers: HeaderTypes | None = None,
+        cookies: CookieTypes | None = None,
+        auth: typing.Any = USE_CLIENT_DEFAULT,
+        follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT,
+        timeout: TimeoutTypes | UseClientDefault = USE_CLIENT_DEFAULT,
+        extensions: RequestExtensions | None = None,
+    ) -> Response:
+        """Build and send a request.
+
+        >>> client.request("PATCH", "/items/1", json={"name": "new"}).status_code
+        200
+        """
+        request = self.build_request(
+            method,
+            url,
+            content=content,
+            data=data,
+            files=files,
+            json=json,
+            params=params,
+            headers=headers,
+            cookies=cookies,
+            timeout=timeout,
+            extensions=extensions,
+        )
+        return self.send(request, auth=auth, follow_redirects=follow_redirects)
+
+    def get(self, url: URL | str, **kwargs: typing.Any) -> Response:
+        """`GET` a URL: `client.get("/items", params={"page": 2})`."""
+        return self.request("GET", url, **kwargs)
+
+    def options(self, url: URL | str, **kwargs: typing.Any) -> Response:
+        return self.request("OPTIONS", url, **kwargs)
+
+    def head(self, url: URL | str, **kwargs: typing.Any) -> Response:
+        return self.request("HEAD", url, **kwargs)
+
+    def post(self, url: URL | str, **kwargs: typing.Any) -> Response:
+        """`POST` a body: `client.post("/items", json={"name": "x"})`."""
+        return self.request("POST", url, **kwargs)
+
+    def put(self, url: URL | str, **kwargs: typing.Any) -> Response:
+        return self.request("PUT", url, **kwargs)
+
+    def patch(self, url: URL | str, **kwargs: typing.Any) -> Response:
+        return self.request("PATCH", url, **kwargs)
+
+    def delete(self, url: URL | str, **kwargs: typing.Any) -> Response:
+        return self.request("DELETE", url, **kwargs)
+
+    # -- life cycle --
+
+    def close(self) -> None:
+        """Close every connection and stop the engine thread. Idempotent."""
+        if not self._closed:
+            self._closed = True
+            if self._owns_engine:
+                self._engine.close()
+
+    def __enter__(self) -> Client:
+        if self._closed:
+            raise RuntimeError("Cannot open a client instance that has been closed.")
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

@@ -1,0 +1,43 @@
+"""Type stubs for the compiled bridge (requestx/_core.pyx): the contract the Python layer uses."""
+
+from typing import Sequence
+
+LIBCURL_VERSION: str
+
+class EngineError(Exception):
+    code: int
+    message: str
+    def __init__(self, code: int, message: str) -> None: ...
+
+class Body:
+    """A response body in a C buffer, exported read-only through the buffer protocol."""
+
+    def __len__(self) -> int: ...
+    def __bytes__(self) -> bytes: ...
+    def __buffer__(self, flags: int, /) -> memoryview: ...
+
+def timeouts_ms(
+    connect: float | None, read: float | None, write: float | None, pool: float | None
+) -> tuple[int, int, int, int]: ...
+def live_transfers() -> int: ...
+
+class Engine:
+    def __init__(
+        self,
+        max_connections: int | None = None,
+        max_keepalive: int | None = None,
+        keepalive_expiry: float | None = None,
+    ) -> None: ...
+    def close(self) -> None: ...
+    def stats(self) -> dict[str, int]: ...
+    def perform(
+        self,
+        method: bytes,
+        url: bytes,
+        headers: Sequence[tuple[bytes, ...]],
+        body: bytes | None,
+        timeouts: tuple[int, int, int, int],
+        http_version: int,
+        verify: bool,
+        ca_file: bytes | None,
+    ) -> tuple[int, str, bytes, Body, float]: ...

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh Debian 12 machine: set-up, build, lint, type-check, tests.
+#
+#   scripts/test.sh [pytest arguments...]
+#
+# Installs what is missing (system packages as root, else prints the apt-get command; Python
+# packages into .venv), rebuilds the extension if sources changed, then runs ruff, mypy and
+# pytest (which includes the C engine under valgrind and AddressSanitizer).
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+
+scripts/bootstrap.sh --valgrind
+py=.venv/bin/python
+
+echo "test: building the extension"
+"$py" setup.py -q build_ext --inplace >/dev/null
+echo "test: ruff"
+"$py" -m ruff check requestx tests benchmarks setup.py
+"$py" -m ruff format --check requestx tests benchmarks setup.py
+echo "test: mypy"
+"$py" -m mypy
+echo "test: pytest"
+exec "$py" -m pytest "$@"

@@ -1,0 +1,181 @@
+/* Drives the C engine directly (no Python) so valgrind/ASan see only our code and libcurl.
+ *
+ *   engine_test BASE_URL      e.g. http://127.0.0.1:8000  (the test suite's ASGI server)
+ *
+ * Exits 0 when every check passed; prints the failed check otherwise. Built and run under
+ * valgrind by tests/test_engine_memory.py. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            failures++;                                                                            \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+        }                                                                                          \
+    } while (0)
+
+static const char *base;
+
+static rx_transfer *make(const char *method, const char *path, long read_timeout_ms)
+{
+    char url[512];
+    snprintf(url, sizeof url, "%s%s", base, path);
+    rx_transfer *t = rx_transfer_new();
+    rx_transfer_set_method(t, method, strlen(method));
+    rx_transfer_set_url(t, url, strlen(url));
+    rx_transfer_add_header(t, "Accept", 6, "*/*", 3);
+    t->connect_timeout_ms = 5000;
+    t->read_timeout_ms = read_timeout_ms;
+    t->write_timeout_ms = 5000;
+    t->pool_timeout_ms = 5000;
+    return t;
+}
+
+static void finish(rx_transfer *t)
+{
+    size_t len;
+    free(rx_transfer_take_body(t, &len));
+    rx_transfer_unref(t);
+}
+
+static void sequential_gets(rx_engine *e, int n)
+{
+    for (int i = 0; i < n; i++) {
+        rx_transfer *t = make("GET", "/json", 5000);
+        CHECK(rx_engine_submit(e, t) == 0, "submit");
+        rx_transfer_wait(t, -1);
+        CHECK(t->error == 0, "GET error %d: %s", t->error, t->error_text);
+        CHECK(t->status == 200, "GET status %ld", t->status);
+        CHECK(t->body_buf.len > 0, "GET body empty");
+        finish(t);
+    }
+}
+
+static void post_body(rx_engine *e)
+{
+    static const char body[] = "{\"hello\": \"engine\"}";
+    rx_transfer *t = make("POST", "/echo", 5000);
+    t->body = body;
+    t->body_len = sizeof body - 1;
+    t->has_body = 1;
+    rx_engine_submit(e, t);
+    rx_transfer_wait(t, -1);
+    CHECK(t->error == 0 && t->status == 200, "POST %d %ld", t->error, t->status);
+    CHECK(t->body_buf.len > 0 && memmem(t->body_buf.data, t->body_buf.len, "engine", 6),
+          "POST body not echoed");
+    finish(t);
+}
+
+static void concurrent(rx_engine *e, int n)
+{
+    rx_transfer *ts[64];
+    for (int i = 0; i < n; i++) {
+        ts[i] = make("GET", "/json", 5000);
+        rx_engine_submit(e, ts[i]);
+    }
+    for (int i = 0; i < n; i++) {
+        rx_transfer_wait(ts[i], -1);
+        CHECK(ts[i]->error == 0 && ts[i]->status == 200, "concurrent %d: %d", i, ts[i]->error);
+        finish(ts[i]);
+    }
+}
+
+static void cancel_in_flight(rx_engine *e)
+{
+    rx_transfer *t = make("GET", "/slow?delay=5", -1);
+    rx_engine_submit(e, t);
+    usleep(100 * 1000);
+    rx_engine_cancel(e, t);
+    rx_engine_cancel(e, t); /* twice: must be harmless */
+    rx_transfer_wait(t, -1);
+    CHECK(t->error == RX_E_CANCELLED, "cancel gave %d", t->error);
+    rx_engine_cancel(e, t); /* after completion: harmless */
+    finish(t);
+}
+
+static void read_timeout(rx_engine *e)
+{
+    rx_transfer *t = make("GET", "/slow?delay=3", 300);
+    rx_engine_submit(e, t);
+    rx_transfer_wait(t, -1);
+    CHECK(t->error == RX_E_READ_TIMEOUT, "read timeout gave %d", t->error);
+    finish(t);
+}
+
+static void refused(rx_engine *e)
+{
+    rx_transfer *t = rx_transfer_new();
+    rx_transfer_set_method(t, "GET", 3);
+    rx_transfer_set_url(t, "http://127.0.0.1:1/", 19);
+    rx_engine_submit(e, t);
+    rx_transfer_wait(t, -1);
+    CHECK(t->error == CURLE_COULDNT_CONNECT, "refused gave %d", t->error);
+    finish(t);
+}
+
+static void bad_input(void)
+{
+    rx_transfer *t = rx_transfer_new();
+    CHECK(rx_transfer_add_header(t, "X-A", 3, "a\r\nb", 4) == RX_E_INVALID_HEADER, "CRLF value");
+    CHECK(rx_transfer_add_header(t, "X A", 3, "a", 1) == RX_E_INVALID_HEADER, "space in name");
+    CHECK(rx_transfer_set_method(t, "GE T", 4) == RX_E_INVALID_METHOD, "space in method");
+    CHECK(rx_transfer_set_url(t, "http://a/\n", 10) == RX_E_INVALID_URL, "LF in URL");
+    rx_transfer_unref(t);
+}
+
+static void close_with_transfer_in_flight(void)
+{
+    char err[128];
+    rx_limits limits = {.max_connections = 10, .max_keepalive = 5, .keepalive_expiry_s = 5};
+    rx_engine *e = rx_engine_new(&limits, err, sizeof err);
+    rx_transfer *t = make("GET", "/slow?delay=5", -1);
+    rx_engine_submit(e, t);
+    usleep(100 * 1000);
+    CHECK(rx_engine_close(e, 5000) == 0, "close did not join");
+    CHECK(rx_transfer_is_done(t), "in-flight transfer not completed by close");
+    CHECK(t->error == RX_E_ENGINE_CLOSED, "close gave %d", t->error);
+    finish(t);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s BASE_URL\n", argv[0]);
+        return 2;
+    }
+    base = argv[1];
+    curl_global_init(CURL_GLOBAL_ALL);
+
+    char err[128];
+    rx_limits limits = {.max_connections = 10, .max_keepalive = 5, .keepalive_expiry_s = 5};
+    rx_engine *e = rx_engine_new(&limits, err, sizeof err);
+    CHECK(e != NULL, "engine: %s", err);
+    if (e == NULL)
+        return 1;
+
+    bad_input();
+    sequential_gets(e, 50);
+    post_body(e);
+    concurrent(e, 32);
+    cancel_in_flight(e);
+    read_timeout(e);
+    refused(e);
+    sequential_gets(e, 5); /* the pool is healthy after all that */
+    CHECK(rx_engine_close(e, 5000) == 0, "close");
+    close_with_transfer_in_flight();
+
+    CHECK(rx_transfer_live_count() == 0, "%ld transfers leaked", rx_transfer_live_count());
+    curl_global_cleanup();
+    if (failures == 0)
+        printf("engine_test: all checks passed\n");
+    return failures ? 1 : 0;
+}
