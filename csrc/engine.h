@@ -32,6 +32,11 @@ int rx_engine_submit(rx_engine *e, rx_transfer *t);
  * already. Safe to call more than once and after completion. */
 void rx_engine_cancel(rx_engine *e, rx_transfer *t);
 
+/* For a blocking waiter, before it sleeps on the transfer's semaphore: spin for a few tens of
+ * microseconds in case the transfer is about to finish. Returns 1 if it finished (the semaphore
+ * has been consumed: do not wait on it again), else 0. See the comment in engine.c. */
+int rx_engine_spin_wait(rx_engine *e, rx_transfer *t);
+
 /* Stop the loop: running and queued transfers complete with RX_E_ENGINE_CLOSED, the thread is
  * joined (for at most timeout_ms), libcurl is cleaned up and the engine freed. If the thread does
  * not stop in time the engine is leaked rather than freed under its feet; returns -1 then. */

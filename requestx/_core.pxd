@@ -61,6 +61,7 @@ cdef extern from "engine.h" nogil:
     rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len)
     int rx_engine_submit(rx_engine *e, rx_transfer *t)
     void rx_engine_cancel(rx_engine *e, rx_transfer *t)
+    int rx_engine_spin_wait(rx_engine *e, rx_transfer *t)
     int rx_engine_close(rx_engine *e, long timeout_ms)
     void rx_engine_abandon(rx_engine *e)
     void rx_engine_get_stats(rx_engine *e, rx_engine_stats *out)

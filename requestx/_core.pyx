@@ -236,10 +236,17 @@ cdef int _fill_request(rx_transfer *t, bytes method, bytes url, list headers, by
 cdef int _wait_blocking(rx_engine *e, rx_transfer *t) except -1:
     """Wait for completion with the GIL released, staying responsive to Ctrl-C.
 
+    A short bounded spin comes first (rx_engine_spin_wait): for nearby servers the answer
+    often arrives sooner than a sleep and wake-up would take.
+
     The semaphore wait ends early on EINTR or after SIGNAL_CHECK_MS; either way Python gets to
     run its signal handlers. If one raises, the transfer is cancelled and we wait for the loop
     thread to let go of it (the request body is borrowed) before the exception propagates."""
     cdef int rc
+    with nogil:
+        rc = rx_engine_spin_wait(e, t)
+    if rc:
+        return 0
     while True:
         with nogil:
             rc = rx_transfer_wait(t, SIGNAL_CHECK_MS)
