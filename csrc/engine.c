@@ -34,6 +34,7 @@ struct rx_engine {
     pthread_mutex_t lock;
     rx_command *queue_head, *queue_tail;
     int closing;             /* no new submits; the loop exits once it sees it */
+    int stuck;               /* close timed out: the loop thread still runs, never free */
 
     /* Fixed after start. */
     int epoll_fd;
@@ -648,7 +649,7 @@ int rx_engine_close(rx_engine *e, long timeout_ms)
     __atomic_store_n(&e->closing, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&e->lock);
     if (already)
-        return 0;
+        return e->stuck ? -1 : 0;
     uint64_t one = 1;
     if (write(e->wake_fd, &one, sizeof one) < 0) { /* the loop sees `closing` after any wake */ }
 
@@ -664,14 +665,24 @@ int rx_engine_close(rx_engine *e, long timeout_ms)
         /* Stuck inside libcurl (a resolver that will not stop?). Freeing now would pull memory
          * from under a running thread: leak it instead. */
         pthread_detach(e->thread);
+        e->stuck = 1;
         return -1;
     }
     free_curl(e);
+    e->multi = NULL;
+    e->share = NULL;
+    e->easy_pooled = 0;
     close_fds(e);
+    return 0;
+}
+
+void rx_engine_free(rx_engine *e)
+{
+    if (rx_engine_close(e, 2000) != 0)
+        return; /* the loop thread may still touch it */
     pthread_mutex_destroy(&e->lock);
     free(e->heap);
     free(e);
-    return 0;
 }
 
 void rx_engine_abandon(rx_engine *e)

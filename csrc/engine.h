@@ -38,9 +38,14 @@ void rx_engine_cancel(rx_engine *e, rx_transfer *t);
 int rx_engine_spin_wait(rx_engine *e, rx_transfer *t);
 
 /* Stop the loop: running and queued transfers complete with RX_E_ENGINE_CLOSED, the thread is
- * joined (for at most timeout_ms), libcurl is cleaned up and the engine freed. If the thread does
- * not stop in time the engine is leaked rather than freed under its feet; returns -1 then. */
+ * joined (for at most timeout_ms) and libcurl's handles are cleaned up. The struct stays valid,
+ * so submits racing with close fail cleanly with RX_E_ENGINE_CLOSED; rx_engine_free() releases
+ * it once no thread can call in any more. Idempotent. Returns -1 if the thread did not stop in
+ * time: its resources are then leaked rather than freed under its feet. */
 int rx_engine_close(rx_engine *e, long timeout_ms);
+
+/* Release a closed engine's memory (closing it first if needed). */
+void rx_engine_free(rx_engine *e);
 
 /* In a child after fork(): the loop thread does not exist there. Close our descriptors and leak
  * the curl structures on purpose (cleaning them up would talk on the parent's connections). */

@@ -63,6 +63,7 @@ cdef extern from "engine.h" nogil:
     void rx_engine_cancel(rx_engine *e, rx_transfer *t)
     int rx_engine_spin_wait(rx_engine *e, rx_transfer *t)
     int rx_engine_close(rx_engine *e, long timeout_ms)
+    void rx_engine_free(rx_engine *e)
     void rx_engine_abandon(rx_engine *e)
     void rx_engine_get_stats(rx_engine *e, rx_engine_stats *out)
 
@@ -76,4 +77,6 @@ cdef class Engine:
     cdef rx_engine *engine
     cdef rx_limits limits
     cdef unsigned long fork_generation
+    cdef bint closed
+    cdef object __weakref__
     cdef rx_engine *_live(self) except NULL

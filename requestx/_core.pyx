@@ -19,7 +19,9 @@ from cpython.exc cimport PyErr_CheckSignals
 from libc.errno cimport EINTR
 from libc.stdlib cimport free
 
+import atexit
 import os
+import weakref
 
 cdef extern from "curl/curl.h" nogil:
     int curl_global_init(long flags)
@@ -43,6 +45,16 @@ def _after_fork_in_child():
     _fork_generation += 1
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
+
+# Engines with a running loop thread. At interpreter exit they are stopped before libcurl's and
+# OpenSSL's own exit handlers run, so no loop thread is left inside them at that point.
+_live_engines = weakref.WeakSet()
+
+
+@atexit.register
+def _close_engines_at_exit():
+    for engine in list(_live_engines):
+        engine.close()
 
 
 class EngineError(Exception):
@@ -142,7 +154,7 @@ cdef class Engine:
     def __dealloc__(self):
         if self.engine != NULL:
             if self.fork_generation == _fork_generation:
-                rx_engine_close(self.engine, 2000)
+                rx_engine_free(self.engine)
             else:
                 rx_engine_abandon(self.engine)
             self.engine = NULL
@@ -150,6 +162,8 @@ cdef class Engine:
     cdef rx_engine *_live(self) except NULL:
         """The running engine, started on first use (and again in a forked child)."""
         cdef char err[256]
+        if self.closed:
+            raise EngineError(RX_E_ENGINE_CLOSED, "the client has been closed")
         if self.engine != NULL and self.fork_generation != _fork_generation:
             rx_engine_abandon(self.engine)
             self.engine = NULL
@@ -159,18 +173,21 @@ cdef class Engine:
                 raise EngineError(RX_E_NOMEM, "cannot start the requestx engine: " +
                                   err.decode(errors="replace"))
             self.fork_generation = _fork_generation
+            _live_engines.add(self)
         return self.engine
 
     def close(self):
-        """Stop the loop thread; requests still running fail with the engine-closed code."""
+        """Stop the loop thread; requests still running fail with the engine-closed code.
+
+        The C struct stays allocated until this object is freed, so a request racing with
+        close() on another thread fails cleanly instead of touching freed memory."""
         cdef rx_engine *e = self.engine
-        self.engine = NULL
-        if e != NULL:
-            if self.fork_generation == _fork_generation:
-                with nogil:
-                    rx_engine_close(e, 2000)
-            else:
-                rx_engine_abandon(e)
+        if self.closed:
+            return
+        self.closed = True
+        if e != NULL and self.fork_generation == _fork_generation:
+            with nogil:
+                rx_engine_close(e, 2000)
 
     def stats(self):
         """Loop counters, for tests and debugging."""

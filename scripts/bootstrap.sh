@@ -50,7 +50,7 @@ if ! "$python" -c 'import os, sysconfig; p = sysconfig.get_paths()["include"]
 raise SystemExit(not os.path.exists(os.path.join(p, "Python.h")))' >/dev/null 2>&1; then
     packages+=(python3-dev)
 fi
-[ "$bench" = 1 ] && packages+=(nginx-light)
+[ "$bench" = 1 ] && packages+=(nginx-light libssl-dev)  # libssl-dev: pycurl built from source
 [ "$valgrind" = 1 ] && packages+=(valgrind)
 
 if command -v dpkg-query >/dev/null 2>&1; then
@@ -106,5 +106,15 @@ extras="test"
 say "installing requestx (editable, .[$extras]) and building the extension"
 cd "$repo"
 pip_install "pip install -e '.[$extras]'" --no-build-isolation -e ".[$extras]"
+if [ "$bench" = 1 ]; then
+    # pycurl's wheels bundle their own, newer libcurl. The benchmark's floor is "the least
+    # Python that can drive *the same* libcurl", so build pycurl against the system libcurl
+    # requestx links to (once: skipped when the installed pycurl already uses it).
+    system_curl="libcurl/$(curl-config --version | awk '{print $2}')"
+    if ! "$venv/bin/python" -c "import pycurl, sys; sys.exit('$system_curl ' not in pycurl.version + ' ')" 2>/dev/null; then
+        say "building pycurl against the system $system_curl"
+        pip_install "building pycurl from source" --no-binary pycurl --force-reinstall --no-deps pycurl
+    fi
+fi
 
 say "done: activate with  . ${venv#"$start_dir"/}/bin/activate"
