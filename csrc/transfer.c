@@ -115,6 +115,8 @@ int rx_transfer_add_header(rx_transfer *t, const char *name, size_t name_len,
         if (c == '\r' || c == '\n' || c == '\0')
             return RX_E_INVALID_HEADER;
     }
+    if (name_len == 12 && strncasecmp(name, "content-type", 12) == 0)
+        t->has_content_type = 1;
     rx_buffer *b = &t->header_lines;
     /* curl sends "Name:" with no value only if written "Name;": an empty value must keep it. */
     const char *sep = value_len ? ": " : ";";
@@ -177,14 +179,55 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
     return n;
 }
 
+/* Two Content-Length headers that disagree make the response's framing ambiguous (RFC 9112
+ * section 6.3): reading with either one can desynchronise a kept-alive connection. libcurl 7.88
+ * silently uses the last one, so the header callback refuses such responses itself. */
+static int content_length_conflicts(rx_transfer *t, const char *line, size_t n)
+{
+    static const char name[] = "content-length:";
+    if (n < sizeof name - 1 || strncasecmp(line, name, sizeof name - 1) != 0)
+        return 0;
+    int64_t value = 0;
+    int digits = 0;
+    for (size_t i = sizeof name - 1; i < n; i++) {
+        char c = line[i];
+        if (c >= '0' && c <= '9') {
+            if (value > (INT64_MAX - 9) / 10)
+                return 1; /* absurd length: refuse rather than overflow */
+            value = value * 10 + (c - '0');
+            digits++;
+        } else if (c == ',' && digits) {
+            /* "Content-Length: 5, 5" is one header carrying a list: each must agree. */
+            if (t->content_length >= 0 && t->content_length != value)
+                return 1;
+            t->content_length = value;
+            value = 0;
+            digits = 0;
+        } else if (c != ' ' && c != '\t' && c != '\r' && c != '\n') {
+            return 0; /* not a number: curl reports that itself */
+        }
+    }
+    if (!digits)
+        return 0;
+    if (t->content_length >= 0 && t->content_length != value)
+        return 1;
+    t->content_length = value;
+    return 0;
+}
+
 static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
 {
     rx_transfer *t = userdata;
     size_t n = size * nmemb;
     t->last_activity_ms = rx_loop_now_ms;
     /* A status line starts a new response (after a 1xx): keep only the final block. */
-    if (n >= 5 && memcmp(data, "HTTP/", 5) == 0)
+    if (n >= 5 && memcmp(data, "HTTP/", 5) == 0) {
         rx_buffer_clear(&t->headers);
+        t->content_length = -1;
+    } else if (content_length_conflicts(t, data, n)) {
+        t->own_error = RX_E_BAD_FRAMING;
+        return 0;
+    }
     if (t->headers.len + n > RX_MAX_HEADER_BYTES) {
         t->own_error = RX_E_HEADERS_TOO_LARGE;
         return 0;
@@ -241,12 +284,21 @@ int rx_transfer_setup(rx_transfer *t, CURL *h, CURLSH *share)
 {
     t->easy = h;
     t->error_text[0] = '\0';
+    t->content_length = -1;
 
     /* Headers: an empty "Expect:" stops curl's 100-continue wait on uploads. */
     struct curl_slist *list = curl_slist_append(NULL, "Expect:");
     if (list == NULL)
         goto fail;
     t->header_list = list;
+    if (t->has_body && !t->has_content_type) {
+        /* With POSTFIELDS curl adds "Content-Type: application/x-www-form-urlencoded" unless
+         * told otherwise; an empty "Content-Type:" removes it (httpx sends none either). */
+        struct curl_slist *next = curl_slist_append(t->header_list, "Content-Type:");
+        if (next == NULL)
+            goto fail;
+        t->header_list = next;
+    }
     for (size_t off = 0; off < t->header_lines.len;) {
         const char *line = t->header_lines.data + off;
         struct curl_slist *next = curl_slist_append(t->header_list, line);

@@ -38,6 +38,7 @@ enum {
     RX_E_INVALID_HEADER = 1009, /* CR, LF or NUL in a request header name or value */
     RX_E_INVALID_URL = 1010,    /* control character or space in the URL */
     RX_E_INVALID_METHOD = 1011, /* method is not an HTTP token */
+    RX_E_BAD_FRAMING = 1012,    /* conflicting Content-Length headers in the response */
 };
 
 /* Response header blocks larger than this are refused (a hostile server cannot make us buffer
@@ -67,6 +68,7 @@ struct rx_transfer {
     char *method;
     char *url;
     rx_buffer header_lines;  /* "Name: value\0Name: value\0..." */
+    int has_content_type;    /* the caller set Content-Type (else curl would invent one) */
     const char *body;        /* borrowed, see above; NULL = no body */
     size_t body_len;
     int has_body;
@@ -89,6 +91,7 @@ struct rx_transfer {
     int64_t uploaded;        /* request body bytes sent so far (large uploads only) */
     long heap_index;         /* -1 when not in the heap */
     int own_error;           /* an RX_E_* decided by a callback, wins over curl's code */
+    int64_t content_length;  /* Content-Length of the response being received, -1 if none */
 
     /* ---- response: written by the loop thread, read by the waiter once state == RX_DONE ---- */
     long status;

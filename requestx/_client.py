@@ -81,18 +81,23 @@ def _timeout_tuple(timeout: Timeout) -> tuple[int, int, int, int]:
     return _core.timeouts_ms(timeout.connect, timeout.read, timeout.write, timeout.pool)
 
 
-def _enforce_http_url(url: URL) -> None:
+def _is_sendable(url: URL) -> bool:
+    return (url.scheme == "http" or url.scheme == "https") and bool(url.host)
+
+
+def _enforce_http_url(request: Request) -> None:
     """Only http and https go to the engine (redirects included): never file://, ftp://, ..."""
+    url = request.url
+    if _is_sendable(url):
+        return
     scheme = url.scheme
     if scheme == "http" or scheme == "https":
-        if not url.host:
-            raise UnsupportedProtocol(f"Request URL is missing a host: {str(url)!r}.")
-        return
-    if not scheme:
-        raise UnsupportedProtocol(
-            f"Request URL is missing an 'http://' or 'https://' protocol: {str(url)!r}."
-        )
-    raise UnsupportedProtocol(f"Request URL has an unsupported protocol '{scheme}://'.")
+        message = f"Request URL is missing a host: {str(url)!r}."
+    elif not scheme:
+        message = f"Request URL is missing an 'http://' or 'https://' protocol: {str(url)!r}."
+    else:
+        message = f"Request URL has an unsupported protocol '{scheme}://'."
+    raise UnsupportedProtocol(message, request=request)
 
 
 class Client:
@@ -278,7 +283,9 @@ class Client:
         else:
             extensions["timeout"] = Timeout(timeout).as_dict()
         request_cookies: CookieTypes | None = None
-        if self._cookies or cookies:
+        # Cookies only for URLs we would send: the cookie policy cannot judge other schemes,
+        # and send() refuses those with UnsupportedProtocol.
+        if (self._cookies or cookies) and _is_sendable(merged_url):
             jar = Cookies(self._cookies)
             jar.update(cookies)
             request_cookies = jar
@@ -304,8 +311,8 @@ class Client:
 
     def _send_single(self, request: Request) -> Response:
         """One request, one response: the hot path into the engine."""
+        _enforce_http_url(request)
         url = request.url
-        _enforce_http_url(url)
         method = request.method
         body = request.content if request._content is not None else request.read()
         try:
