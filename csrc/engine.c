@@ -27,7 +27,7 @@ enum { MAX_EVENTS = 64, EASY_POOL_MAX = 128 };
 #else
 #define cpu_relax() ((void)0)
 #endif
-enum { SPIN_MAX_US = 50, SPIN_PAUSE_WAITS = 32 };
+enum { SPIN_MAX_US = 60 };
 
 struct rx_engine {
     /* Shared with other threads: guarded by `lock`. */
@@ -55,8 +55,7 @@ struct rx_engine {
 
     /* Spin heuristics for blocking waiters (relaxed atomics: a hint, not state). */
     int spinners;            /* waiters spinning right now (at most one spins) */
-    int spin_budget_us;      /* how long the next waiter may spin */
-    int spin_skip;           /* waits left without spinning after spins kept failing */
+    int wait_estimate_us;    /* moving average of submit-to-completion times of waits */
     int may_spin;            /* more than one CPU online */
 
     /* Statistics (written by the loop thread, read racily by anyone). */
@@ -500,30 +499,30 @@ static void *loop_main(void *arg)
  * scheduler passes, and on virtual machines an inter-processor interrupt and a halted vCPU to
  * resume (measured on the 2-vCPU CI machine: keep-alive GET against a local nginx went from
  * 11.6k to 56.6k requests/s and from 40 to 31 us of CPU per request with a 50 us spin).
- * The spin is bounded and adaptive, so slow servers do not pay for it: one waiter at a time
- * spins, a failed spin halves the next budget, and after the budget runs out the next
- * SPIN_PAUSE_WAITS waits sleep at once before spinning is tried again. Never on one CPU.
+ *
+ * The spin is bounded and adaptive, so slow servers do not pay for it: every wait's
+ * submit-to-completion time (spinning or sleeping) feeds a moving average, and a waiter spins
+ * only when that average is below SPIN_MAX_US, for a little longer than the average. One
+ * waiter at a time spins; never on a single CPU.
  */
 
 int rx_engine_spin_wait(rx_engine *e, rx_transfer *t)
 {
+    t->wait_started_us = rx_clock_us();
     if (!e->may_spin)
         return 0;
-    int skip = __atomic_load_n(&e->spin_skip, __ATOMIC_RELAXED);
-    if (skip > 0) {
-        __atomic_store_n(&e->spin_skip, skip - 1, __ATOMIC_RELAXED);
-        if (skip == 1)
-            __atomic_store_n(&e->spin_budget_us, SPIN_MAX_US, __ATOMIC_RELAXED);
+    int estimate = __atomic_load_n(&e->wait_estimate_us, __ATOMIC_RELAXED);
+    if (estimate > SPIN_MAX_US)
+        return 0;
+    if (__atomic_fetch_add(&e->spinners, 1, __ATOMIC_ACQUIRE) != 0) {
+        __atomic_fetch_sub(&e->spinners, 1, __ATOMIC_RELEASE);
         return 0;
     }
-    int budget = __atomic_load_n(&e->spin_budget_us, __ATOMIC_RELAXED);
-    if (budget <= 0 || __atomic_fetch_add(&e->spinners, 1, __ATOMIC_ACQUIRE) != 0) {
-        if (budget > 0)
-            __atomic_fetch_sub(&e->spinners, 1, __ATOMIC_RELEASE);
-        return 0;
-    }
+    int budget = estimate + estimate / 4 + 5;
+    if (budget > SPIN_MAX_US)
+        budget = SPIN_MAX_US;
     int done = 0;
-    int64_t until = rx_clock_us() + budget;
+    int64_t until = t->wait_started_us + budget;
     for (;;) {
         if (rx_transfer_is_done(t) && sem_trywait(&t->done) == 0) {
             done = 1;
@@ -535,15 +534,24 @@ int rx_engine_spin_wait(rx_engine *e, rx_transfer *t)
             cpu_relax();
     }
     __atomic_fetch_sub(&e->spinners, 1, __ATOMIC_RELEASE);
-    if (done) {
-        __atomic_store_n(&e->spin_budget_us, SPIN_MAX_US, __ATOMIC_RELAXED);
-    } else if (budget / 2 < 4) {
-        __atomic_store_n(&e->spin_budget_us, 0, __ATOMIC_RELAXED);
-        __atomic_store_n(&e->spin_skip, SPIN_PAUSE_WAITS, __ATOMIC_RELAXED);
-    } else {
-        __atomic_store_n(&e->spin_budget_us, budget / 2, __ATOMIC_RELAXED);
-    }
+    if (done)
+        rx_engine_wait_finished(e, t);
     return done;
+}
+
+void rx_engine_wait_finished(rx_engine *e, rx_transfer *t)
+{
+    if (t->wait_started_us == 0)
+        return;
+    int64_t sample = t->completed_us - t->wait_started_us;
+    if (sample < 0)
+        sample = 0;
+    if (sample > 1000000)
+        sample = 1000000;
+    int estimate = __atomic_load_n(&e->wait_estimate_us, __ATOMIC_RELAXED);
+    /* Moving average with weight 1/8: a few slow requests do not switch spinning off. */
+    estimate += ((int)sample - estimate) / 8;
+    __atomic_store_n(&e->wait_estimate_us, estimate, __ATOMIC_RELAXED);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -578,7 +586,7 @@ rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len)
     }
     e->epoll_fd = e->wake_fd = -1;
     e->curl_timer_us = -1;
-    e->spin_budget_us = SPIN_MAX_US;
+    e->wait_estimate_us = SPIN_MAX_US / 2;
     e->may_spin = sysconf(_SC_NPROCESSORS_ONLN) > 1;
     pthread_mutex_init(&e->lock, NULL);
 

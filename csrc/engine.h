@@ -37,6 +37,10 @@ void rx_engine_cancel(rx_engine *e, rx_transfer *t);
  * has been consumed: do not wait on it again), else 0. See the comment in engine.c. */
 int rx_engine_spin_wait(rx_engine *e, rx_transfer *t);
 
+/* After a blocking wait that did not end in rx_engine_spin_wait: feed its duration to the
+ * spin heuristic. */
+void rx_engine_wait_finished(rx_engine *e, rx_transfer *t);
+
 /* Stop the loop: running and queued transfers complete with RX_E_ENGINE_CLOSED, the thread is
  * joined (for at most timeout_ms) and libcurl's handles are cleaned up. The struct stays valid,
  * so submits racing with close fail cleanly with RX_E_ENGINE_CLOSED; rx_engine_free() releases

@@ -438,6 +438,7 @@ void rx_transfer_finish(rx_transfer *t, int error, const char *text)
 
 void rx_transfer_complete(rx_transfer *t)
 {
+    t->completed_us = rx_clock_us();
     __atomic_store_n(&t->state, RX_DONE, __ATOMIC_RELEASE);
     sem_post(&t->done);
 }

@@ -101,6 +101,8 @@ struct rx_transfer {
     char *effective_url;
     int64_t total_time_us;
     int error;               /* 0, a CURLcode, or an RX_E_* */
+    int64_t completed_us;    /* monotonic time of completion (feeds the spin heuristic) */
+    int64_t wait_started_us; /* set by the blocking waiter */
     char error_text[CURL_ERROR_SIZE];
 
     /* ---- shared between threads ---- */

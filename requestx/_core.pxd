@@ -62,6 +62,7 @@ cdef extern from "engine.h" nogil:
     int rx_engine_submit(rx_engine *e, rx_transfer *t)
     void rx_engine_cancel(rx_engine *e, rx_transfer *t)
     int rx_engine_spin_wait(rx_engine *e, rx_transfer *t)
+    void rx_engine_wait_finished(rx_engine *e, rx_transfer *t)
     int rx_engine_close(rx_engine *e, long timeout_ms)
     void rx_engine_free(rx_engine *e)
     void rx_engine_abandon(rx_engine *e)

@@ -268,6 +268,7 @@ cdef int _wait_blocking(rx_engine *e, rx_transfer *t) except -1:
         with nogil:
             rc = rx_transfer_wait(t, SIGNAL_CHECK_MS)
         if rc == 0:
+            rx_engine_wait_finished(e, t)
             return 0
         try:
             PyErr_CheckSignals()

@@ -99,7 +99,7 @@ pip_install() {
     fi
 }
 pip_install "upgrading pip" --upgrade pip
-pip_install "installing the build tools" "setuptools>=70.1" wheel "Cython>=3.0"
+pip_install "installing the build tools" "setuptools>=77" wheel "Cython>=3.0"
 
 extras="test"
 [ "$bench" = 1 ] && extras="test,bench"
