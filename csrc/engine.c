@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +28,7 @@ enum { MAX_EVENTS = 64, EASY_POOL_MAX = 128 };
 #else
 #define cpu_relax() ((void)0)
 #endif
-enum { SPIN_MAX_US = 60 };
+enum { SPIN_MAX_US = 60, SPIN_PROBE_EVERY = 16 };
 
 struct rx_engine {
     /* Shared with other threads: guarded by `lock`. */
@@ -56,6 +57,7 @@ struct rx_engine {
     /* Spin heuristics for blocking waiters (relaxed atomics: a hint, not state). */
     int spinners;            /* waiters spinning right now (at most one spins) */
     int wait_estimate_us;    /* moving average of submit-to-completion times of waits */
+    int waits_since_probe;   /* waits that did not spin since the last probing spin */
     int may_spin;            /* more than one CPU online */
 
     /* Statistics (written by the loop thread, read racily by anyone). */
@@ -502,8 +504,9 @@ static void *loop_main(void *arg)
  *
  * The spin is bounded and adaptive, so slow servers do not pay for it: every wait's
  * submit-to-completion time (spinning or sleeping) feeds a moving average, and a waiter spins
- * only when that average is below SPIN_MAX_US, for a little longer than the average. One
- * waiter at a time spins; never on a single CPU.
+ * only when that average is below SPIN_MAX_US, for a little longer than the average; otherwise
+ * one wait in SPIN_PROBE_EVERY spins to re-measure. One waiter at a time spins, yielding the
+ * CPU between checks (the loop thread may need this very CPU); never on a single CPU.
  */
 
 int rx_engine_spin_wait(rx_engine *e, rx_transfer *t)
@@ -512,13 +515,20 @@ int rx_engine_spin_wait(rx_engine *e, rx_transfer *t)
     if (!e->may_spin)
         return 0;
     int estimate = __atomic_load_n(&e->wait_estimate_us, __ATOMIC_RELAXED);
-    if (estimate > SPIN_MAX_US)
-        return 0;
+    int probe = 0;
+    if (estimate > SPIN_MAX_US) {
+        /* Waits that sleep include the wake-up latency, so the average can stay high after
+         * the server got fast again: every SPIN_PROBE_EVERY waits, spin once to look. */
+        if (__atomic_add_fetch(&e->waits_since_probe, 1, __ATOMIC_RELAXED) < SPIN_PROBE_EVERY)
+            return 0;
+        __atomic_store_n(&e->waits_since_probe, 0, __ATOMIC_RELAXED);
+        probe = 1;
+    }
     if (__atomic_fetch_add(&e->spinners, 1, __ATOMIC_ACQUIRE) != 0) {
         __atomic_fetch_sub(&e->spinners, 1, __ATOMIC_RELEASE);
         return 0;
     }
-    int budget = estimate + estimate / 4 + 5;
+    int budget = probe ? SPIN_MAX_US : estimate + estimate / 4 + 5;
     if (budget > SPIN_MAX_US)
         budget = SPIN_MAX_US;
     int done = 0;
@@ -530,11 +540,15 @@ int rx_engine_spin_wait(rx_engine *e, rx_transfer *t)
         }
         if (rx_clock_us() >= until)
             break;
-        for (int i = 0; i < 16; i++)
-            cpu_relax();
+        /* Yield rather than only pause: if the loop thread (or the server) is runnable on this
+         * CPU, a pure spin would keep it off the CPU it needs to finish our transfer. */
+        sched_yield();
     }
     __atomic_fetch_sub(&e->spinners, 1, __ATOMIC_RELEASE);
-    if (done)
+    if (done && probe) /* a probe that caught the completion is the best evidence we have */
+        __atomic_store_n(&e->wait_estimate_us, (int)(t->completed_us - t->wait_started_us),
+                         __ATOMIC_RELAXED);
+    else if (done)
         rx_engine_wait_finished(e, t);
     return done;
 }
