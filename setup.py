@@ -69,9 +69,22 @@ directives = {
 
 ext = Extension(
     "requestx._core",
-    sources=["requestx/_core.pyx", "csrc/buffer.c", "csrc/transfer.c", "csrc/engine.c"],
+    sources=[
+        "requestx/_core.pyx",
+        "csrc/buffer.c",
+        "csrc/completion.c",
+        "csrc/transfer.c",
+        "csrc/engine.c",
+    ],
     include_dirs=["csrc"],
-    depends=["csrc/buffer.h", "csrc/transfer.h", "csrc/engine.h", "requestx/_core.pxd"],
+    depends=[
+        "csrc/buffer.h",
+        "csrc/clock.h",
+        "csrc/completion.h",
+        "csrc/transfer.h",
+        "csrc/engine.h",
+        "requestx/_core.pxd",
+    ],
     extra_compile_args=compile_args + [f for f in curl_cflags if f.startswith(("-I", "-D"))],
     extra_link_args=link_args + curl_libs + ["-pthread"],
 )

@@ -45,6 +45,8 @@ void rx_transfer_unref(rx_transfer *t)
     rx_buffer_free(&t->header_lines);
     rx_buffer_free(&t->headers);
     rx_buffer_free(&t->body_buf);
+    if (t->cq != NULL)
+        rx_cq_unref(t->cq);
     sem_destroy(&t->done);
     free(t);
     __atomic_sub_fetch(&live_transfers, 1, __ATOMIC_RELAXED);
@@ -131,6 +133,14 @@ int rx_transfer_set_ca_file(rx_transfer *t, const char *path, size_t len)
 {
     free(t->ca_file);
     return (t->ca_file = dup_n(path, len)) ? 0 : RX_E_NOMEM;
+}
+
+void rx_transfer_set_completion_queue(rx_transfer *t, rx_completion_queue *cq)
+{
+    rx_cq_ref(cq);
+    if (t->cq != NULL)
+        rx_cq_unref(t->cq);
+    t->cq = cq;
 }
 
 int rx_transfer_wait(rx_transfer *t, long timeout_ms)
@@ -440,5 +450,9 @@ void rx_transfer_complete(rx_transfer *t)
 {
     t->completed_us = rx_clock_us();
     __atomic_store_n(&t->state, RX_DONE, __ATOMIC_RELEASE);
+    /* The semaphore is posted in both modes: an event loop that shuts down waits on it for the
+     * transfers it cancelled, since their request bodies are borrowed until then. */
+    if (t->cq != NULL)
+        rx_cq_push(t->cq, t);
     sem_post(&t->done);
 }

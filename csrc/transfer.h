@@ -23,6 +23,7 @@
 #include <curl/curl.h>
 
 #include "buffer.h"
+#include "completion.h"
 
 /* Error codes of our own, beside libcurl's CURLcode values (which all stay below 1000). */
 enum {
@@ -105,6 +106,11 @@ struct rx_transfer {
     int64_t wait_started_us; /* set by the blocking waiter */
     char error_text[CURL_ERROR_SIZE];
 
+    /* ---- completion delivery: set before submit ---- */
+    rx_completion_queue *cq; /* NULL: wake `done` (blocking waiter); else append to this queue */
+    rx_transfer *cq_next;    /* link in the completion queue */
+    void *owner;             /* opaque to C: the Python object waiting for this transfer */
+
     /* ---- shared between threads ---- */
     rx_command submit_cmd;
     rx_command cancel_cmd;
@@ -124,6 +130,8 @@ int rx_transfer_set_url(rx_transfer *t, const char *url, size_t len);
 int rx_transfer_add_header(rx_transfer *t, const char *name, size_t name_len,
                            const char *value, size_t value_len);
 int rx_transfer_set_ca_file(rx_transfer *t, const char *path, size_t len);
+/* Deliver the completion to `cq` instead of the semaphore (takes a queue reference). */
+void rx_transfer_set_completion_queue(rx_transfer *t, rx_completion_queue *cq);
 
 /* Wait for completion: timeout_ms < 0 waits for ever. Returns 0 when done, else EINTR or
  * ETIMEDOUT (the caller then checks for signals and waits again). */

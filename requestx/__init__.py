@@ -6,7 +6,7 @@
 """
 
 from ._api import delete, get, head, options, patch, post, put, request
-from ._client import USE_CLIENT_DEFAULT, Client, __version__
+from ._client import USE_CLIENT_DEFAULT, AsyncClient, Client, __version__
 from ._config import Limits, Proxy, Timeout
 from ._exceptions import (
     CloseError,
@@ -45,6 +45,7 @@ from ._urls import URL, QueryParams
 __all__ = [
     "USE_CLIENT_DEFAULT",
     "URL",
+    "AsyncClient",
     "Client",
     "CloseError",
     "ConnectError",

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import typing
 
-from . import _core
+from . import _aio, _core
 from ._config import DEFAULT_LIMITS, DEFAULT_MAX_REDIRECTS, DEFAULT_TIMEOUT_CONFIG, Limits, Timeout
 from ._exceptions import UnsupportedProtocol, exception_for_engine_error
 from ._models import Cookies, Headers, Request, Response
@@ -34,7 +34,7 @@ from ._types import (
 )
 from ._urls import URL, QueryParams
 
-__all__ = ["Client", "USE_CLIENT_DEFAULT", "UseClientDefault"]
+__all__ = ["AsyncClient", "Client", "USE_CLIENT_DEFAULT", "UseClientDefault"]
 
 __version__ = "0.1.0"
 
@@ -61,6 +61,19 @@ _HTTP_VERSION_2_TLS = 1  # h2 negotiated by ALPN on https, HTTP/1.1 otherwise
 _HTTP_VERSION_2_PRIOR_KNOWLEDGE = 2  # h2c on http://, without an upgrade round trip
 
 _METHODS_WITH_BODY = frozenset({"POST", "PUT", "PATCH"})
+
+# Engine.perform / Engine.submit's leading arguments: method, URL, header entries, body,
+# timeouts (ms), HTTP version, verify, CA file.
+_EngineArguments = typing.Tuple[
+    bytes,
+    bytes,
+    typing.List[typing.Tuple[bytes, bytes, bytes]],
+    typing.Optional[bytes],
+    typing.Tuple[int, int, int, int],
+    int,
+    bool,
+    typing.Optional[bytes],
+]
 
 # Shared engine for the top-level functions (requestx.get(...)): starting a loop thread per
 # call would cost more than the request. Created on first use.
@@ -100,17 +113,9 @@ def _enforce_http_url(request: Request) -> None:
     raise UnsupportedProtocol(message, request=request)
 
 
-class Client:
-    """
-    A blocking HTTP client with a connection pool, shared safely between threads.
-
-        >>> with requestx.Client(base_url="https://api.example.org", timeout=10) as client:
-        ...     response = client.get("/items", params={"page": 2})
-        ...     response.raise_for_status()
-        ...     items = response.json()
-
-    Each client owns one engine: a background thread driving libcurl with its own connections.
-    """
+class _BaseClient:
+    """What Client and AsyncClient share: configuration, request building, and the two ends
+    of a trip through the engine (`_engine_arguments`, `_build_response`)."""
 
     def __init__(
         self,
@@ -309,34 +314,61 @@ class Client:
             return self._timeout_ms
         return _timeout_tuple(Timeout(**timeout))
 
-    def _send_single(self, request: Request) -> Response:
-        """One request, one response: the hot path into the engine."""
+    def _engine_arguments(self, request: Request) -> _EngineArguments:
+        """What the engine needs for `request`, in Engine.perform/submit's argument order."""
         _enforce_http_url(request)
-        url = request.url
         method = request.method
         body = request.content if request._content is not None else request.read()
-        try:
-            status, version, raw_headers, response_body, elapsed = self._engine.perform(
-                method.encode("ascii"),
-                str(url).encode("ascii"),
-                request.headers._entries(),
-                body if body or method in _METHODS_WITH_BODY else None,
-                self._timeouts_for(request),
-                self._http_version,
-                self._verify,
-                self._ca_file,
-            )
-        except _core.EngineError as exc:
-            raise exception_for_engine_error(exc.code, exc.message, request) from exc
-        response = Response._from_engine(
-            request, status, version, raw_headers, response_body, elapsed
+        return (
+            method.encode("ascii"),
+            str(request.url).encode("ascii"),
+            request.headers._entries(),
+            body if body or method in _METHODS_WITH_BODY else None,
+            self._timeouts_for(request),
+            self._http_version,
+            self._verify,
+            self._ca_file,
         )
+
+    def _build_response(self, request: Request, result: tuple[typing.Any, ...]) -> Response:
+        status, version, raw_headers, body, elapsed = result
+        response = Response._from_engine(request, status, version, raw_headers, body, elapsed)
         if self._default_encoding != "utf-8":
             response.default_encoding = self._default_encoding
         # Cookie extraction is skipped unless the server set one (a cheap scan of the block).
         if b"set-cookie:" in raw_headers.lower():
             self._cookies.extract_cookies(response)
         return response
+
+    def _check_send_options(self, auth: typing.Any, follow_redirects: typing.Any) -> None:
+        if self._closed:
+            raise RuntimeError("Cannot send a request, as the client has been closed.")
+        if auth is not USE_CLIENT_DEFAULT and auth is not None:
+            raise NotImplementedError("requestx clients do not support auth= yet")
+        if follow_redirects is True:
+            raise NotImplementedError("requestx clients do not follow redirects yet")
+
+
+class Client(_BaseClient):
+    """
+    A blocking HTTP client with a connection pool, shared safely between threads.
+
+        >>> with requestx.Client(base_url="https://api.example.org", timeout=10) as client:
+        ...     response = client.get("/items", params={"page": 2})
+        ...     response.raise_for_status()
+        ...     items = response.json()
+
+    Each client owns one engine: a background thread driving libcurl with its own connections.
+    """
+
+    def _send_single(self, request: Request) -> Response:
+        """One request, one response: the hot path into the engine."""
+        arguments = self._engine_arguments(request)
+        try:
+            result = self._engine.perform(*arguments)
+        except _core.EngineError as exc:
+            raise exception_for_engine_error(exc.code, exc.message, request) from exc
+        return self._build_response(request, result)
 
     def send(
         self,
@@ -347,12 +379,7 @@ class Client:
         follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT,
     ) -> Response:
         """Send a built request. Responses are read in full (streaming comes later)."""
-        if self._closed:
-            raise RuntimeError("Cannot send a request, as the client has been closed.")
-        if auth is not USE_CLIENT_DEFAULT and auth is not None:
-            raise NotImplementedError("requestx.Client does not support auth= yet")
-        if follow_redirects is True:
-            raise NotImplementedError("requestx.Client does not follow redirects yet")
+        self._check_send_options(auth, follow_redirects)
         return self._send_single(request)
 
     def request(
@@ -431,3 +458,99 @@ class Client:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+class AsyncClient(_BaseClient):
+    """
+    An async HTTP client for asyncio, uvloop and trio, with httpx's API.
+
+        >>> async with requestx.AsyncClient(base_url="https://api.example.org") as client:
+        ...     response = await client.get("/items", params={"page": 2})
+        ...     items = response.json()
+
+    Requests run on the client's engine thread; the awaiting task is woken through its event
+    loop's completion queue (see `_aio.py`), so awaiting costs no thread of its own. One client
+    may serve many tasks at once, and several event loops in turn.
+    """
+
+    async def _send_single(self, request: Request) -> Response:
+        """One request, one response: submit to the engine, await the event loop's queue."""
+        arguments = self._engine_arguments(request)
+        bridge = _aio.current_bridge()
+        try:
+            pending = self._engine.submit(*arguments, bridge.queue)
+            await bridge.wait(pending)
+            result = pending.result()
+        except _core.EngineError as exc:
+            raise exception_for_engine_error(exc.code, exc.message, request) from exc
+        return self._build_response(request, result)
+
+    async def send(
+        self,
+        request: Request,
+        *,
+        stream: bool = False,
+        auth: typing.Any = USE_CLIENT_DEFAULT,
+        follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT,
+    ) -> Response:
+        """Send a built request. Responses are read in full (streaming comes later)."""
+        self._check_send_options(auth, follow_redirects)
+        return await self._send_single(request)
+
+    async def request(
+        self,
+        method: str,
+        url: URL | str,
+        *,
+        auth: typing.Any = USE_CLIENT_DEFAULT,
+        follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT,
+        **kwargs: typing.Any,
+    ) -> Response:
+        """Build and send a request; keyword arguments as for `build_request`.
+
+        >>> (await client.request("PATCH", "/items/1", json={"name": "new"})).status_code
+        200
+        """
+        request = self.build_request(method, url, **kwargs)
+        return await self.send(request, auth=auth, follow_redirects=follow_redirects)
+
+    async def get(self, url: URL | str, **kwargs: typing.Any) -> Response:
+        """`GET` a URL: `await client.get("/items", params={"page": 2})`."""
+        return await self.request("GET", url, **kwargs)
+
+    async def options(self, url: URL | str, **kwargs: typing.Any) -> Response:
+        return await self.request("OPTIONS", url, **kwargs)
+
+    async def head(self, url: URL | str, **kwargs: typing.Any) -> Response:
+        return await self.request("HEAD", url, **kwargs)
+
+    async def post(self, url: URL | str, **kwargs: typing.Any) -> Response:
+        """`POST` a body: `await client.post("/items", json={"name": "x"})`."""
+        return await self.request("POST", url, **kwargs)
+
+    async def put(self, url: URL | str, **kwargs: typing.Any) -> Response:
+        return await self.request("PUT", url, **kwargs)
+
+    async def patch(self, url: URL | str, **kwargs: typing.Any) -> Response:
+        return await self.request("PATCH", url, **kwargs)
+
+    async def delete(self, url: URL | str, **kwargs: typing.Any) -> Response:
+        return await self.request("DELETE", url, **kwargs)
+
+    # -- life cycle --
+
+    async def aclose(self) -> None:
+        """Close every connection and stop the engine thread; requests still running fail.
+        Idempotent. (Stopping the loop thread takes microseconds, so this does not block.)"""
+        if not self._closed:
+            self._closed = True
+            if self._owns_engine:
+                self._engine.close()
+
+    async def __aenter__(self) -> AsyncClient:
+        if self._closed:
+            raise RuntimeError("Cannot open a client instance that has been closed.")
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()

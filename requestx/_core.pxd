@@ -4,6 +4,9 @@ from libc.stdint cimport int64_t
 
 
 cdef extern from "transfer.h" nogil:
+    ctypedef struct rx_completion_queue:
+        int fd
+
     enum:
         RX_E_CANCELLED
         RX_E_NOMEM
@@ -29,6 +32,7 @@ cdef extern from "transfer.h" nogil:
         char *error_text
         size_t headers_len "headers.len"
         char *headers_data "headers.data"
+        rx_transfer *cq_next
 
     rx_transfer *rx_transfer_new()
     void rx_transfer_unref(rx_transfer *t)
@@ -37,10 +41,17 @@ cdef extern from "transfer.h" nogil:
     int rx_transfer_add_header(rx_transfer *t, const char *name, size_t name_len,
                                const char *value, size_t value_len)
     int rx_transfer_set_ca_file(rx_transfer *t, const char *path, size_t length)
+    void rx_transfer_set_completion_queue(rx_transfer *t, rx_completion_queue *cq)
     int rx_transfer_wait(rx_transfer *t, long timeout_ms)
     char *rx_transfer_take_body(rx_transfer *t, size_t *length)
     const char *rx_transfer_http_version(const rx_transfer *t)
     long rx_transfer_live_count()
+
+
+cdef extern from "completion.h" nogil:
+    rx_completion_queue *rx_cq_new()
+    void rx_cq_close(rx_completion_queue *cq)
+    rx_transfer *rx_cq_drain(rx_completion_queue *cq)
 
 
 cdef extern from "engine.h" nogil:
@@ -72,6 +83,19 @@ cdef extern from "engine.h" nogil:
 cdef class Body:
     cdef char *data
     cdef Py_ssize_t size
+
+
+cdef class CompletionQueue:
+    cdef rx_completion_queue *queue
+    cdef dict pending
+    cdef bint closed
+
+
+cdef class PendingTransfer:
+    cdef rx_transfer *transfer
+    cdef Engine engine
+    cdef object body
+    cdef public object waiter
 
 
 cdef class Engine:

@@ -1,6 +1,6 @@
 """Type stubs for the compiled bridge (requestx/_core.pyx): the contract the Python layer uses."""
 
-from typing import Sequence
+from typing import Any, Sequence
 
 LIBCURL_VERSION: str
 
@@ -41,3 +41,26 @@ class Engine:
         verify: bool,
         ca_file: bytes | None,
     ) -> tuple[int, str, bytes, Body, float]: ...
+    def submit(
+        self,
+        method: bytes,
+        url: bytes,
+        headers: Sequence[tuple[bytes, ...]],
+        body: bytes | None,
+        timeouts: tuple[int, int, int, int],
+        http_version: int,
+        verify: bool,
+        ca_file: bytes | None,
+        queue: CompletionQueue,
+    ) -> PendingTransfer: ...
+
+class PendingTransfer:
+    waiter: Any
+    def cancel(self) -> None: ...
+    def result(self) -> tuple[int, str, bytes, Body, float]: ...
+
+class CompletionQueue:
+    def fileno(self) -> int: ...
+    def __len__(self) -> int: ...
+    def drain(self) -> list[PendingTransfer]: ...
+    def close(self) -> None: ...

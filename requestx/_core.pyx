@@ -221,6 +221,108 @@ cdef class Engine:
             rx_transfer_unref(t)
 
 
+    def submit(self, bytes method not None, bytes url not None, list headers not None,
+               bytes body, tuple timeouts not None, int http_version, bint verify,
+               bytes ca_file, CompletionQueue queue not None):
+        """Start a request whose completion is delivered to `queue` (an event loop's).
+
+        Returns a PendingTransfer at once; once `queue.drain()` has returned it,
+        `pending.result()` gives what perform() would have returned (or raises EngineError)."""
+        if queue.closed:
+            raise EngineError(RX_E_ENGINE_CLOSED, "the event loop's completion queue is closed")
+        cdef rx_engine *e = self._live()
+        cdef PendingTransfer pending = PendingTransfer.__new__(PendingTransfer)
+        pending.transfer = rx_transfer_new()
+        if pending.transfer == NULL:
+            raise MemoryError()
+        pending.engine = self
+        pending.body = body  # borrowed by C until the transfer completes
+        _fill_request(pending.transfer, method, url, headers, body, timeouts, http_version,
+                      verify, ca_file)
+        rx_transfer_set_completion_queue(pending.transfer, queue.queue)
+        if rx_engine_submit(e, pending.transfer) != 0:
+            raise EngineError(RX_E_ENGINE_CLOSED, "the client has been closed")
+        queue.pending[<size_t>pending.transfer] = pending
+        return pending
+
+
+cdef class PendingTransfer:
+    """A request running on the engine for an event loop (see Engine.submit)."""
+
+    def __dealloc__(self):
+        if self.transfer != NULL:
+            rx_transfer_unref(self.transfer)
+            self.transfer = NULL
+
+    def cancel(self):
+        """Ask the loop thread to stop it (no effect once it has finished)."""
+        if self.transfer != NULL and self.engine.engine != NULL:
+            rx_engine_cancel(self.engine.engine, self.transfer)
+
+    def result(self):
+        """(status, http_version, raw_header_block, Body, elapsed_s), or raises EngineError.
+        Only valid once the transfer came out of CompletionQueue.drain()."""
+        return _take_result(self.transfer)
+
+
+cdef class CompletionQueue:
+    """Where one event loop receives finished transfers: `fileno()` becomes readable when the
+    queue goes from empty to non-empty, and `drain()` returns every finished transfer at once.
+
+    `pending` keeps each PendingTransfer (and the request body C borrows) alive until it has
+    been drained, even if the coroutine that awaited it was cancelled long before."""
+
+    def __cinit__(self):
+        self.queue = rx_cq_new()
+        if self.queue == NULL:
+            raise MemoryError("cannot create a completion queue")
+        self.pending = {}
+        self.closed = False
+
+    def __dealloc__(self):
+        if self.queue != NULL:
+            self.close()
+            rx_cq_close(self.queue)
+            self.queue = NULL
+
+    def fileno(self):
+        return self.queue.fd
+
+    def __len__(self):
+        return len(self.pending)
+
+    def drain(self):
+        """Every transfer finished since the last drain, as PendingTransfer objects."""
+        cdef rx_transfer *t = rx_cq_drain(self.queue)
+        cdef rx_transfer *next_t
+        cdef list done = []
+        while t != NULL:
+            next_t = t.cq_next
+            pending = self.pending.pop(<size_t>t, None)
+            if pending is not None:
+                done.append(pending)
+            rx_transfer_unref(t)  # the queue's reference; PendingTransfer holds its own
+            t = next_t
+        return done
+
+    def close(self):
+        """The event loop is going away: cancel what still runs, wait for the loop thread to
+        let go of it (request bodies are borrowed), and release everything."""
+        cdef PendingTransfer pending
+        cdef rx_transfer *t
+        if self.closed:
+            return
+        self.closed = True
+        for pending in list(self.pending.values()):
+            pending.cancel()
+        for pending in list(self.pending.values()):
+            t = pending.transfer
+            with nogil:
+                rx_transfer_wait(t, -1)
+        self.drain()
+        self.pending.clear()
+
+
 cdef int _fill_request(rx_transfer *t, bytes method, bytes url, list headers, bytes body,
                        tuple timeouts, int http_version, bint verify, bytes ca_file) except -1:
     cdef object entry, name, value

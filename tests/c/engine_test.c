@@ -4,6 +4,7 @@
  *
  * Exits 0 when every check passed; prints the failed check otherwise. Built and run under
  * valgrind by tests/test_engine_memory.py. */
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +133,56 @@ static void bad_input(void)
     rx_transfer_unref(t);
 }
 
+/* Async delivery: completions go to a queue whose eventfd fires once per batch. */
+static void completion_queue(rx_engine *e, int n)
+{
+    rx_completion_queue *cq = rx_cq_new();
+    rx_transfer *ts[64];
+    for (int i = 0; i < n; i++) {
+        ts[i] = make("GET", "/json", 5000);
+        rx_transfer_set_completion_queue(ts[i], cq);
+        rx_engine_submit(e, ts[i]);
+    }
+    /* One more that is cancelled right away, and one left in the queue undrained: the queue's
+     * last reference must release it. */
+    rx_transfer *cancelled = make("GET", "/slow?delay=5", -1);
+    rx_transfer_set_completion_queue(cancelled, cq);
+    rx_engine_submit(e, cancelled);
+    rx_engine_cancel(e, cancelled);
+
+    int seen = 0, wakeups = 0, saw_cancelled = 0;
+    while (seen < n + 1 && wakeups < 1000) {
+        struct pollfd p = {.fd = cq->fd, .events = POLLIN};
+        CHECK(poll(&p, 1, 5000) == 1, "completion queue fd never became readable");
+        wakeups++;
+        for (rx_transfer *t = rx_cq_drain(cq), *next; t != NULL; t = next) {
+            next = t->cq_next;
+            if (t == cancelled) {
+                saw_cancelled = 1;
+                CHECK(t->error == RX_E_CANCELLED, "cancelled async transfer gave %d", t->error);
+            } else {
+                CHECK(t->error == 0 && t->status == 200, "async transfer %d", t->error);
+            }
+            rx_transfer_unref(t); /* the queue's reference */
+            seen++;
+        }
+    }
+    CHECK(seen == n + 1, "drained %d of %d", seen, n + 1);
+    CHECK(saw_cancelled, "cancelled transfer never completed");
+    CHECK(wakeups <= seen, "more wake-ups (%d) than completions (%d)", wakeups, seen);
+    for (int i = 0; i < n; i++)
+        finish(ts[i]);
+    finish(cancelled);
+
+    /* Left undrained: completes into the queue, then the queue's last unref releases it. */
+    rx_transfer *left = make("GET", "/json", 5000);
+    rx_transfer_set_completion_queue(left, cq);
+    rx_engine_submit(e, left);
+    rx_transfer_wait(left, -1); /* the semaphore is posted in queue mode too */
+    rx_transfer_unref(left);
+    rx_cq_close(cq);
+}
+
 static void close_with_transfer_in_flight(void)
 {
     char err[128];
@@ -176,6 +227,7 @@ int main(int argc, char **argv)
     cancel_in_flight(e);
     read_timeout(e);
     refused(e);
+    completion_queue(e, 32);
     sequential_gets(e, 5); /* the pool is healthy after all that */
     rx_engine_free(e);
     close_with_transfer_in_flight();

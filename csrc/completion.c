@@ -1,0 +1,90 @@
+#include "completion.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "transfer.h"
+
+rx_completion_queue *rx_cq_new(void)
+{
+    rx_completion_queue *cq = calloc(1, sizeof *cq);
+    if (cq == NULL)
+        return NULL;
+    cq->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (cq->fd < 0) {
+        free(cq);
+        return NULL;
+    }
+    pthread_mutex_init(&cq->lock, NULL);
+    cq->refs = 1;
+    return cq;
+}
+
+void rx_cq_ref(rx_completion_queue *cq) { __atomic_add_fetch(&cq->refs, 1, __ATOMIC_RELAXED); }
+
+void rx_cq_unref(rx_completion_queue *cq)
+{
+    if (__atomic_sub_fetch(&cq->refs, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
+    /* The last reference: the owner closed it (so nothing is queued) and no transfer points
+     * at it any more. */
+    close(cq->fd);
+    pthread_mutex_destroy(&cq->lock);
+    free(cq);
+}
+
+void rx_cq_close(rx_completion_queue *cq)
+{
+    pthread_mutex_lock(&cq->lock);
+    cq->closed = 1;
+    rx_transfer *t = cq->head;
+    cq->head = cq->tail = NULL;
+    pthread_mutex_unlock(&cq->lock);
+    while (t != NULL) {
+        rx_transfer *next = t->cq_next;
+        rx_transfer_unref(t); /* may drop the last reference to cq itself: not the owner's */
+        t = next;
+    }
+    rx_cq_unref(cq);
+}
+
+void rx_cq_push(rx_completion_queue *cq, rx_transfer *t)
+{
+    t->cq_next = NULL;
+    pthread_mutex_lock(&cq->lock);
+    if (cq->closed) {
+        pthread_mutex_unlock(&cq->lock);
+        return; /* nobody will drain it: the transfer is freed with its last reference */
+    }
+    rx_transfer_ref(t);
+    int was_empty = cq->head == NULL;
+    if (was_empty)
+        cq->head = t;
+    else
+        cq->tail->cq_next = t;
+    cq->tail = t;
+    pthread_mutex_unlock(&cq->lock);
+    if (was_empty) {
+        /* As with the engine's command queue: the drainer resets the eventfd before taking
+         * the list, so a push after that reset finds the list empty and writes again. */
+        uint64_t one = 1;
+        ssize_t n;
+        do
+            n = write(cq->fd, &one, sizeof one);
+        while (n < 0 && errno == EINTR);
+    }
+}
+
+rx_transfer *rx_cq_drain(rx_completion_queue *cq)
+{
+    uint64_t count;
+    if (read(cq->fd, &count, sizeof count) < 0) { /* EAGAIN: nothing signalled; look anyway */ }
+    pthread_mutex_lock(&cq->lock);
+    rx_transfer *head = cq->head;
+    cq->head = cq->tail = NULL;
+    pthread_mutex_unlock(&cq->lock);
+    return head;
+}

@@ -1,0 +1,129 @@
+"""
+Event-loop bridges: how an awaiting coroutine learns that its transfer finished.
+
+Each event loop (an asyncio or uvloop loop, or one `trio.run`) gets one bridge with one
+`CompletionQueue`: the engine's loop thread appends finished transfers to it and writes its
+eventfd only when it goes from empty to non-empty. The bridge watches that fd with the event
+loop's own machinery and, when it fires, drains every finished transfer in one pass:
+
+* asyncio / uvloop: one permanent `loop.add_reader(fd, drain)`; `drain` resolves futures.
+* trio: a system task loops on `trio.lowlevel.wait_readable(fd)` and reschedules tasks.
+
+So a burst of N completions costs one wake-up of the event loop and no thread hand-off per
+request (no `call_soon_threadsafe`, no executor). Bridges are found from the running loop:
+asyncio loops key a `WeakKeyDictionary`, trio runs a `RunVar`. A client can therefore be used
+from several event loops in turn (one after another, or at once from different threads).
+
+Cancellation: when the awaiting task is cancelled, the bridge sends the transfer a cancel
+command and re-raises at once; the transfer stays registered in the queue (which keeps its
+request body alive for the C side) until the loop thread reports it finished.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import typing
+import weakref
+
+import sniffio
+
+from . import _core
+
+__all__ = ["current_bridge"]
+
+
+class _AsyncioBridge:
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.queue = _core.CompletionQueue()
+        self._loop = weakref.ref(loop)
+        loop.add_reader(self.queue.fileno(), self._drain)
+        # A loop that is garbage-collected takes its bridge along: cancel what still runs.
+        weakref.finalize(loop, self.queue.close)
+
+    def _drain(self) -> None:
+        for pending in self.queue.drain():
+            future = pending.waiter
+            if future is not None and not future.done():
+                future.set_result(None)
+
+    async def wait(self, pending: _core.PendingTransfer) -> None:
+        loop = self._loop()
+        assert loop is not None  # we are running on it
+        future = loop.create_future()
+        pending.waiter = future
+        try:
+            await future
+        except asyncio.CancelledError:
+            pending.cancel()
+            raise
+
+
+class _TrioBridge:
+    def __init__(self) -> None:
+        import trio
+
+        self.queue = _core.CompletionQueue()
+        trio.lowlevel.spawn_system_task(self._run, name="requestx completions")
+
+    async def _run(self) -> None:
+        import trio
+
+        try:
+            while True:
+                await trio.lowlevel.wait_readable(self.queue.fileno())
+                for pending in self.queue.drain():
+                    task = pending.waiter
+                    if task is not None:
+                        pending.waiter = None
+                        trio.lowlevel.reschedule(task)
+        finally:
+            # The run is ending (system tasks are cancelled last): stop what still runs.
+            self.queue.close()
+
+    async def wait(self, pending: _core.PendingTransfer) -> None:
+        import trio
+
+        pending.waiter = trio.lowlevel.current_task()
+
+        def abort(_: typing.Any) -> trio.lowlevel.Abort:
+            pending.waiter = None
+            pending.cancel()
+            return trio.lowlevel.Abort.SUCCEEDED
+
+        await trio.lowlevel.wait_task_rescheduled(abort)
+
+
+_Bridge = typing.Union[_AsyncioBridge, _TrioBridge]
+_asyncio_bridges: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _AsyncioBridge] = (
+    weakref.WeakKeyDictionary()
+)
+_trio_bridge: typing.Any = None  # trio.lowlevel.RunVar, created on first trio use
+
+
+def current_bridge() -> _Bridge:
+    """The bridge of the event loop running this coroutine (created on first use)."""
+    # asyncio first and without sniffio: it is the common case and the cheapest test.
+    loop = asyncio._get_running_loop()
+    if loop is not None:
+        bridge = _asyncio_bridges.get(loop)
+        if bridge is None:
+            bridge = _asyncio_bridges[loop] = _AsyncioBridge(loop)
+        return bridge
+    library = sniffio.current_async_library()
+    if library == "trio":
+        return _current_trio_bridge()
+    raise RuntimeError(f"requestx.AsyncClient does not support the {library!r} event loop")
+
+
+def _current_trio_bridge() -> _TrioBridge:
+    global _trio_bridge
+    import trio
+
+    if _trio_bridge is None:
+        _trio_bridge = trio.lowlevel.RunVar("requestx_bridge")
+    try:
+        return typing.cast(_TrioBridge, _trio_bridge.get())
+    except LookupError:
+        bridge = _TrioBridge()
+        _trio_bridge.set(bridge)
+        return bridge
