@@ -47,6 +47,11 @@ class _AsyncioBridge:
                 future.set_result(None)
 
     async def wait(self, pending: _core.PendingTransfer) -> None:
+        if self.queue.try_spin(pending) is not None:
+            # Finished while we spun (it was the only transfer in flight). Still yield once so
+            # a coroutine that loops over requests cannot starve the rest of the event loop.
+            await asyncio.sleep(0)
+            return
         loop = self._loop()
         assert loop is not None  # we are running on it
         future = loop.create_future()
@@ -83,6 +88,9 @@ class _TrioBridge:
     async def wait(self, pending: _core.PendingTransfer) -> None:
         import trio
 
+        if self.queue.try_spin(pending) is not None:  # see _AsyncioBridge.wait
+            await trio.lowlevel.checkpoint()
+            return
         pending.waiter = trio.lowlevel.current_task()
 
         def abort(_: typing.Any) -> trio.lowlevel.Abort:

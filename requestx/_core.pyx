@@ -305,6 +305,22 @@ cdef class CompletionQueue:
             t = next_t
         return done
 
+    def try_spin(self, PendingTransfer pending not None):
+        """When `pending` is the only transfer in flight for this event loop, spin briefly (GIL
+        released) in case it finishes within microseconds, as blocking waiters do; the event
+        loop has nothing else of ours to do meanwhile. Returns the drained transfers (including
+        `pending`) if it finished, else None (then await the queue as usual)."""
+        cdef int done
+        cdef rx_transfer *t = pending.transfer
+        cdef rx_engine *e = pending.engine.engine
+        if len(self.pending) != 1 or e == NULL:
+            return None
+        with nogil:
+            done = rx_engine_spin_wait(e, t)
+        if not done:
+            return None
+        return self.drain()
+
     def close(self):
         """The event loop is going away: cancel what still runs, wait for the loop thread to
         let go of it (request bodies are borrowed), and release everything."""
