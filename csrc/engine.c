@@ -53,6 +53,7 @@ struct rx_engine {
     CURL *easy_pool[EASY_POOL_MAX];
     int easy_pooled;
     long keepalive_expiry_s; /* applied to each transfer as CURLOPT_MAXAGE_CONN; < 0 = default */
+    int forbid_reuse;        /* max_keepalive == 0: close each connection after its transfer */
 
     /* Spin heuristics for blocking waiters (relaxed atomics: a hint, not state). */
     int spinners;            /* waiters spinning right now (at most one spins) */
@@ -273,6 +274,8 @@ static void start_transfer(rx_engine *e, rx_transfer *t)
     }
     if (e->keepalive_expiry_s >= 0)
         curl_easy_setopt(h, CURLOPT_MAXAGE_CONN, e->keepalive_expiry_s);
+    if (e->forbid_reuse)
+        curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
     t->phase = RX_PHASE_WAITING;
     t->started_ms = t->last_activity_ms = rx_loop_now_ms;
     t->active_next = e->active;
@@ -636,8 +639,18 @@ rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len)
         /* Also per host: libcurl 7.88 opens surplus HTTP/2 connections on bursts otherwise. */
         curl_multi_setopt(e->multi, CURLMOPT_MAX_HOST_CONNECTIONS, limits->max_connections);
     }
-    if (limits->max_keepalive >= 0)
-        curl_multi_setopt(e->multi, CURLMOPT_MAXCONNECTS, limits->max_keepalive);
+    /* httpx's max_keepalive_connections caps *idle* connections. libcurl's MAXCONNECTS caps
+     * the whole connection cache, in use or not, and when a busy client exceeds it, curl
+     * closes a connection as it goes idle even though a queued transfer is about to need it:
+     * with httpx's defaults (100 / 20) and 256 tasks, connections churned and throughput fell
+     * by two thirds. So the cache may hold every allowed connection; idle ones still close
+     * after keepalive_expiry. 0 (no keep-alive) forbids reuse outright, per transfer. */
+    long cache = limits->max_keepalive;
+    if (cache > 0 && limits->max_connections > cache)
+        cache = limits->max_connections;
+    if (cache > 0)
+        curl_multi_setopt(e->multi, CURLMOPT_MAXCONNECTS, cache);
+    e->forbid_reuse = limits->max_keepalive == 0;
 
     /* MAXAGE_CONN is an easy option in libcurl: start_transfer() applies it to each transfer. */
     e->keepalive_expiry_s = limits->keepalive_expiry_s;

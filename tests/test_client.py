@@ -549,3 +549,12 @@ def test_import_requestx_as_httpx(server: HypercornServer) -> None:
         response.raise_for_status()
         assert response.status_code == httpx_alias.codes.OK
         assert response.json() == {"Hello": "world!"}
+
+
+def test_no_keepalive_closes_each_connection(server: HypercornServer) -> None:
+    # Limits(max_keepalive_connections=0) means no reuse at all: one connection per request.
+    with requestx.Client(limits=requestx.Limits(max_keepalive_connections=0)) as client:
+        server.reset_stats()
+        for _ in range(4):
+            assert client.get(server.url + "/json").status_code == 200
+        assert server.connection_count() == 4
