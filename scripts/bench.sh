@@ -1,13 +1,45 @@
 #!/usr/bin/env bash
-# The main job: requestx side by side with httpx, requests and pycurl against a local nginx
-# that the benchmark starts itself. From a fresh Debian 12 machine.
+# The main job: requestx side by side with other clients against a local nginx that the
+# benchmarks start themselves. From a fresh Debian 12 machine.
 #
-#   scripts/bench.sh [benchmarks/run_sync.py arguments...]   (try --help)
+#   scripts/bench.sh                      both benchmarks with their defaults (about 4 minutes):
+#                                         sync (requestx.Client vs httpx, requests, pycurl),
+#                                         then async (requestx.AsyncClient vs aiohttp,
+#                                         pyreqwest, httpx on asyncio, uvloop and trio)
+#   scripts/bench.sh sync  [arguments]    only benchmarks/run_sync.py, with its arguments
+#   scripts/bench.sh async [arguments]    only benchmarks/run_async.py, with its arguments
+#
+#   e.g.  scripts/bench.sh sync --seconds 1 --scenarios get
+#         scripts/bench.sh async --concurrency 1,64 --loops uvloop --json async.json
+#         scripts/bench.sh async --help
+#
+# With both, the exit status is the worse of the two (0 ok, 1 a measurement failed, 2 no run).
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; }
+
+which=both
+case "${1:-}" in
+    sync|async) which="$1"; shift ;;
+    -h|--help) usage; exit 0 ;;
+    "") ;;
+    *) echo "bench: say which benchmark takes '$*': scripts/bench.sh sync|async $*" >&2
+       echo >&2; usage >&2; exit 2 ;;
+esac
+
 scripts/bootstrap.sh --bench
 py=.venv/bin/python
 "$py" setup.py -q build_ext --inplace >/dev/null
-exec "$py" benchmarks/run_sync.py "$@"
+
+if [ "$which" != both ]; then
+    exec "$py" "benchmarks/run_$which.py" "$@"
+fi
+status=0
+"$py" benchmarks/run_sync.py || status=$?
+echo
+rc=0
+"$py" benchmarks/run_async.py || rc=$?
+if [ "$rc" -gt "$status" ]; then status=$rc; fi
+exit "$status"
