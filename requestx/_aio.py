@@ -25,6 +25,7 @@ import asyncio
 import typing
 import weakref
 
+import anyio.lowlevel
 import sniffio
 
 from . import _core
@@ -46,6 +47,14 @@ class _AsyncioBridge:
             if future is not None and not future.done():
                 future.set_result(None)
 
+    async def checkpoint_if_cancelled(self) -> None:
+        """Raise now if this task is already cancelled, so nothing is sent for it."""
+        await anyio.lowlevel.checkpoint_if_cancelled()  # anyio cancel scopes
+        task = asyncio.current_task()
+        cancelling = getattr(task, "cancelling", None)  # plain task.cancel() (3.11+)
+        if cancelling is not None and cancelling():
+            await asyncio.sleep(0)  # delivers the pending CancelledError
+
     async def wait(self, pending: _core.PendingTransfer) -> None:
         if self.queue.try_spin(pending) is not None:
             # Finished while we spun (it was the only transfer in flight). Still yield once so
@@ -59,6 +68,9 @@ class _AsyncioBridge:
         try:
             await future
         except asyncio.CancelledError:
+            # Forget the future first: the queue keeps `pending` until the loop thread reports
+            # it finished, and a future held there would keep the event loop alive with it.
+            pending.waiter = None
             pending.cancel()
             raise
 
@@ -76,14 +88,27 @@ class _TrioBridge:
         try:
             while True:
                 await trio.lowlevel.wait_readable(self.queue.fileno())
-                for pending in self.queue.drain():
-                    task = pending.waiter
-                    if task is not None:
-                        pending.waiter = None
-                        trio.lowlevel.reschedule(task)
+                self._drain()
         finally:
             # The run is ending (system tasks are cancelled last): stop what still runs.
             self.queue.close()
+
+    def _drain(self) -> None:
+        # A function of its own so that no drained transfer stays referenced from _run's frame
+        # while it waits for the next wake-up (a cancelled one would keep its body alive).
+        import trio
+
+        for pending in self.queue.drain():
+            task = pending.waiter
+            if task is not None:
+                pending.waiter = None
+                trio.lowlevel.reschedule(task)
+
+    async def checkpoint_if_cancelled(self) -> None:
+        """Raise now if this task is already cancelled, so nothing is sent for it."""
+        import trio
+
+        await trio.lowlevel.checkpoint_if_cancelled()
 
     async def wait(self, pending: _core.PendingTransfer) -> None:
         import trio

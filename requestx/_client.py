@@ -477,6 +477,9 @@ class AsyncClient(_BaseClient):
         """One request, one response: submit to the engine, await the event loop's queue."""
         arguments = self._engine_arguments(request)
         bridge = _aio.current_bridge()
+        # httpx awaits before anything goes out; so do we, or a request made in an already
+        # cancelled scope could be sent (and even completed by the spin) before noticing.
+        await bridge.checkpoint_if_cancelled()
         try:
             pending = self._engine.submit(*arguments, bridge.queue)
             await bridge.wait(pending)

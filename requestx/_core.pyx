@@ -261,8 +261,18 @@ cdef class PendingTransfer:
 
     def result(self):
         """(status, http_version, raw_header_block, Body, elapsed_s), or raises EngineError.
-        Only valid once the transfer came out of CompletionQueue.drain()."""
-        return _take_result(self.transfer)
+        Only valid once the transfer came out of CompletionQueue.drain(), and only once: the
+        C transfer is released here, so a kept response or exception (whose traceback holds
+        this object) does not pin it."""
+        cdef rx_transfer *t = self.transfer
+        if t == NULL:
+            raise RuntimeError("PendingTransfer.result() was already taken")
+        self.transfer = NULL
+        self.body = None
+        try:
+            return _take_result(t)
+        finally:
+            rx_transfer_unref(t)
 
 
 cdef class CompletionQueue:

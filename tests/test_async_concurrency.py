@@ -1,0 +1,439 @@
+"""Many concurrent requests on one `AsyncClient`: every caller gets its own response, the pool
+honours `Limits`, slow or stalled requests do not hold up the others, and the event loop keeps
+running while requests are in flight.
+
+Every async test runs on asyncio, uvloop and trio; every wait is bounded (`fail_after`), so a
+lost completion fails the test instead of hanging the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import socket
+import threading
+import time
+import typing
+
+import anyio
+import pytest
+
+import requestx
+from requestx import _core
+from tests.servers import HypercornServer, RawServer
+from tests.servers.fast_server import FastServer
+from tests.servers.stalling import silent_listener
+
+pytestmark = pytest.mark.anyio
+
+
+def _received(echo: dict[str, typing.Any], name: str) -> list[str]:
+    return [value for key, value in echo["headers"] if key == name]
+
+
+async def _wait_live_transfers(at_most: int, timeout: float = 2.0) -> int:
+    """Poll until `_core.live_transfers()` is back down to `at_most`, the count the test began
+    with (the engine releases transfers on its own thread, a moment after the caller)."""
+    gc.collect()  # exceptions in reference cycles may hold transfers (test_async_client checks)
+    deadline = time.monotonic() + timeout
+    while _core.live_transfers() > at_most and time.monotonic() < deadline:
+        await anyio.sleep(0.01)
+    return int(_core.live_transfers())
+
+
+@pytest.fixture(scope="module")
+def fast() -> typing.Iterator[FastServer]:
+    with FastServer() as running:
+        yield running
+
+
+async def _gather(count: int, work: typing.Callable[[int], typing.Awaitable[None]]) -> None:
+    """Run work(0) ... work(count - 1) concurrently in a task group."""
+    async with anyio.create_task_group() as tg:
+        for i in range(count):
+            tg.start_soon(work, i)
+
+
+# --- every caller gets its own response -------------------------------------------------------
+
+
+async def test_500_concurrent_requests_each_get_their_own_response(
+    server: HypercornServer,
+) -> None:
+    baseline = _core.live_transfers()
+    mismatches: list[tuple[int, typing.Any]] = []
+    statuses: list[int] = []
+
+    async with requestx.AsyncClient(base_url=server.url, timeout=20) as client:
+
+        async def one(i: int) -> None:
+            tag = f"req-{i}"
+            response = await client.post(
+                "/echo", params={"id": tag}, headers={"X-Id": tag}, content=f"body-{tag}"
+            )
+            statuses.append(response.status_code)
+            echo = response.json()
+            if (
+                echo["query"] != f"id={tag}"
+                or _received(echo, "x-id") != [tag]
+                or echo["body"] != f"body-{tag}"
+                or response.request.headers["x-id"] != tag
+                or response.url.params["id"] != tag
+            ):
+                mismatches.append((i, echo))
+
+        server.reset_stats()
+        start = time.monotonic()
+        with anyio.fail_after(30):
+            await _gather(500, one)
+        elapsed = time.monotonic() - start
+    print(f"500 concurrent requests in {elapsed:.2f} s on {server.connection_count()} connections")
+    assert mismatches == []
+    assert statuses == [200] * 500
+    assert server.request_count() == 500
+    # (Not a bound on connections: with the default 20 keep-alive connections, httpx too opens
+    # a new connection for most of these. The bound at any one moment is checked below.)
+    assert await _wait_live_transfers(baseline) <= baseline
+
+
+@pytest.mark.parametrize("max_connections, count", [(1, 120), (3, 120), (50, 400)])
+async def test_max_connections_bounds_server_side_connections(
+    server: HypercornServer, max_connections: int, count: int
+) -> None:
+    # max_keepalive_connections is unset (no limit of its own), so every connection is kept
+    # and reused: the server sees at most max_connections of them.
+    limits = requestx.Limits(max_connections=max_connections)
+    async with requestx.AsyncClient(base_url=server.url, timeout=20, limits=limits) as client:
+        queries: list[str] = []
+
+        async def one(i: int) -> None:
+            queries.append((await client.get("/echo", params={"id": i})).json()["query"])
+
+        server.reset_stats()
+        with anyio.fail_after(20):
+            await _gather(count, one)
+    assert sorted(queries) == sorted(f"id={i}" for i in range(count))
+    assert server.request_count() == count
+    assert 1 <= server.connection_count() <= max_connections
+
+
+async def test_default_limit_is_100_connections_at_once() -> None:
+    # 150 requests to a listener that never answers: the kernel completes each handshake into
+    # the accept queue. With the default Limits at most 100 are on the wire at once; the rest
+    # wait for the pool. Counted by accepting what queued up, before anything is cancelled
+    # (cancelling a request on the wire lets a waiting one connect).
+    accepted: list[socket.socket] = []
+    with silent_listener(backlog=512) as listener:
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/"
+        try:
+            async with requestx.AsyncClient(timeout=10) as client, anyio.create_task_group() as tg:
+                for _ in range(150):
+                    tg.start_soon(client.get, url)
+                await anyio.sleep(0.5)
+                listener.setblocking(False)
+                with contextlib.suppress(BlockingIOError):
+                    while len(accepted) < 200:
+                        accepted.append(listener.accept()[0])
+                tg.cancel_scope.cancel()
+        finally:
+            for conn in accepted:
+                conn.close()
+    print(f"{len(accepted)} connections for 150 requests")
+    assert 60 <= len(accepted) <= 100
+
+
+async def test_max_connections_serialises_slow_requests(server: HypercornServer) -> None:
+    # 4 requests of 0.2 s on 2 connections take two rounds (>= 0.4 s); on the default pool
+    # they run side by side (about 0.2 s).
+    limits = requestx.Limits(max_connections=2)
+    async with requestx.AsyncClient(base_url=server.url, timeout=10, limits=limits) as client:
+
+        async def slow(i: int) -> None:
+            assert (await client.get("/slow?delay=0.2")).text == "slow"
+
+        start = time.monotonic()
+        with anyio.fail_after(10):
+            await _gather(4, slow)
+        limited = time.monotonic() - start
+    async with requestx.AsyncClient(base_url=server.url, timeout=10) as client:
+        start = time.monotonic()
+        with anyio.fail_after(10):
+            await _gather(4, slow)
+        unlimited = time.monotonic() - start
+    print(f"4 x 0.2 s: {limited:.2f} s on 2 connections, {unlimited:.2f} s on the default pool")
+    assert limited >= 0.38
+    assert unlimited < 0.38
+
+
+async def test_slow_requests_run_in_parallel(server: HypercornServer) -> None:
+    async with requestx.AsyncClient(base_url=server.url, timeout=10) as client:
+
+        async def slow(i: int) -> None:
+            assert (await client.get(f"/slow?delay=0.5&i={i}")).text == "slow"
+
+        start = time.monotonic()
+        with anyio.fail_after(10):
+            await _gather(20, slow)
+        elapsed = time.monotonic() - start
+    print(f"20 parallel 0.5 s requests took {elapsed:.2f} s")
+    assert elapsed < 1.5
+
+
+# --- the event loop is not blocked ------------------------------------------------------------
+
+
+async def test_event_loop_keeps_running_while_requests_wait(server: HypercornServer) -> None:
+    # A ticker task must keep ticking while a request waits 0.5 s for its response: awaiting
+    # must not block the loop (no blocking wait, no long spin).
+    ticks: list[float] = []
+    async with requestx.AsyncClient(base_url=server.url, timeout=10) as client:
+
+        async def ticker() -> None:
+            while True:
+                ticks.append(time.monotonic())
+                await anyio.sleep(0.01)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ticker)
+            await anyio.sleep(0.05)
+            start = time.monotonic()
+            assert (await client.get("/slow?delay=0.5")).text == "slow"
+            end = time.monotonic()
+            tg.cancel_scope.cancel()
+    during = [t for t in ticks if start <= t <= end]
+    gaps = [b - a for a, b in zip(during, during[1:])]
+    print(f"{len(during)} ticks during the request, longest gap {max(gaps) * 1000:.1f} ms")
+    assert len(during) >= 20
+    assert max(gaps) < 0.1
+
+
+async def test_back_to_back_requests_do_not_starve_other_tasks(fast: FastServer) -> None:
+    # One task makes fast requests in a loop (each may finish while the engine spins, without
+    # a real wait); every await must still be a checkpoint, so another task keeps running.
+    turns = 0
+    stop = False
+    async with requestx.AsyncClient(base_url=fast.url, timeout=10) as client:
+
+        async def other_task() -> None:
+            nonlocal turns
+            while not stop:
+                turns += 1
+                await anyio.sleep(0)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(other_task)
+            await anyio.sleep(0)
+            before = turns
+            with anyio.fail_after(10):
+                for i in range(200):
+                    assert (await client.get(f"/{i}")).content == b"ok"
+            during = turns - before
+            stop = True
+    print(f"the other task ran {during} times during 200 back-to-back requests")
+    assert during >= 100
+
+
+async def test_a_stalled_request_does_not_hold_up_the_others(raw_server: RawServer) -> None:
+    async with requestx.AsyncClient(timeout=10) as client:
+        outcome: list[BaseException] = []
+
+        async def stall() -> None:
+            try:
+                await client.get(raw_server.url + "/stall")
+            except requestx.TransportError as exc:
+                outcome.append(exc)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(stall)
+            await anyio.sleep(0.2)
+            texts: list[str] = []
+
+            async def ok(i: int) -> None:
+                texts.append((await client.get(raw_server.url + "/ok")).text)
+
+            # (40: the raw server's listen backlog is 64; more simultaneous connects would
+            # wait for SYN retransmits, which is the kernel's business, not the client's.)
+            start = time.monotonic()
+            with anyio.fail_after(5):
+                await _gather(40, ok)
+            elapsed = time.monotonic() - start
+            assert texts == ["ok"] * 40
+            assert outcome == []  # still stalled
+            raw_server.release()  # the stalled request fails now
+        print(f"40 requests beside a stalled one: {elapsed:.2f} s")
+        assert elapsed < 1.0
+        assert len(outcome) == 1
+        assert isinstance(outcome[0], requestx.RemoteProtocolError)
+
+
+# --- load -------------------------------------------------------------------------------------
+
+
+async def test_load_on_the_fast_server(fast: FastServer) -> None:
+    baseline = _core.live_transfers()
+    # 3000 requests from 150 concurrent workers on a server in another process.
+    count, workers = 3000, 150
+    done: list[int] = []
+    async with requestx.AsyncClient(base_url=fast.url, timeout=20) as client:
+
+        async def worker(w: int) -> None:
+            for i in range(count // workers):
+                response = await client.get(f"/w{w}/{i}")
+                assert response.status_code == 200
+                assert response.content == b"ok"
+                done.append(1)
+
+        start = time.monotonic()
+        with anyio.fail_after(30):
+            await _gather(workers, worker)
+        elapsed = time.monotonic() - start
+    print(f"{count} requests, {workers} concurrent: {elapsed:.2f} s ({count / elapsed:.0f}/s)")
+    assert len(done) == count
+    assert await _wait_live_transfers(baseline) <= baseline
+
+
+async def test_several_clients_on_one_event_loop(server: HypercornServer) -> None:
+    baseline = _core.live_transfers()
+    # Each client has its own engine and pool; their completions share the loop's queue.
+    # (4 x 25 connections at once: more would overflow the server's listen backlog.)
+    clients = [requestx.AsyncClient(base_url=server.url, timeout=10) for _ in range(4)]
+    try:
+        results: dict[tuple[int, int], str] = {}
+
+        async def one(c: int) -> None:
+            async def request(i: int) -> None:
+                response = await clients[c].get("/echo", params={"c": c, "i": i})
+                results[(c, i)] = response.json()["query"]
+
+            await _gather(25, request)
+
+        with anyio.fail_after(20):
+            await _gather(len(clients), one)
+        assert results == {(c, i): f"c={c}&i={i}" for c in range(4) for i in range(25)}
+    finally:
+        for client in clients:
+            await client.aclose()
+    assert all(client.is_closed for client in clients)
+    assert await _wait_live_transfers(baseline) <= baseline
+
+
+async def test_blocking_and_async_clients_side_by_side(server: HypercornServer) -> None:
+    # A blocking Client in a worker thread while async requests run on the loop.
+    sync_results: list[str] = []
+
+    def blocking_work() -> None:
+        with requestx.Client(base_url=server.url, timeout=10) as sync_client:
+            for i in range(100):
+                sync_results.append(sync_client.get("/echo", params={"s": i}).json()["query"])
+
+    async_results: list[str] = []
+    async with requestx.AsyncClient(base_url=server.url, timeout=10) as client:
+
+        async def one(i: int) -> None:
+            async_results.append((await client.get("/echo", params={"a": i})).json()["query"])
+
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(anyio.to_thread.run_sync, blocking_work)
+                for i in range(200):
+                    tg.start_soon(one, i)
+    assert sync_results == [f"s={i}" for i in range(100)]
+    assert sorted(async_results) == sorted(f"a={i}" for i in range(200))
+
+
+# --- closing under load -------------------------------------------------------------------------
+
+
+async def test_aclose_while_requests_are_in_flight(raw_server: RawServer) -> None:
+    baseline = _core.live_transfers()
+    client = requestx.AsyncClient(timeout=10)
+    outcomes: list[tuple[type[BaseException], float]] = []
+
+    async def stall(i: int) -> None:
+        start = time.monotonic()
+        try:
+            await client.get(raw_server.url + "/stall")
+        except Exception as exc:
+            outcomes.append((type(exc), time.monotonic() - start))
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            for i in range(4):
+                tg.start_soon(stall, i)
+            await anyio.sleep(0.3)  # all four are waiting for the server
+            start = time.monotonic()
+            await client.aclose()
+            closed_in = time.monotonic() - start
+    assert client.is_closed
+    assert closed_in < 2.0
+    # Each in-flight request failed promptly with a transport error: no hang, no crash.
+    assert len(outcomes) == 4
+    for cls, elapsed in outcomes:
+        assert issubclass(cls, requestx.TransportError), cls
+        assert elapsed < 2.5
+    with pytest.raises(RuntimeError):
+        await client.get(raw_server.url + "/ok")
+    assert await _wait_live_transfers(baseline) <= baseline
+
+
+# --- several event loops at once (threads) -----------------------------------------------------
+
+
+def _run_on(backend: str, main: typing.Callable[[], typing.Awaitable[None]]) -> None:
+    if backend == "trio":
+        import trio
+
+        trio.run(main)
+    elif backend == "uvloop":
+        import uvloop
+
+        uvloop.run(main())
+    else:
+        asyncio.run(main())
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["own-clients", "one-shared-client"])
+def test_event_loops_in_several_threads_at_once(server: HypercornServer, shared: bool) -> None:
+    # asyncio, uvloop and trio, each in its own thread, 25 concurrent requests each (many more
+    # would overflow the server's listen backlog); every completion must reach its own loop.
+    # `_aio.py` documents that one client may also be used from several loops at once.
+    shared_client = requestx.AsyncClient(base_url=server.url, timeout=20) if shared else None
+    results: dict[str, list[str]] = {}
+    errors: list[BaseException] = []
+
+    def thread_main(backend: str) -> None:
+        async def main() -> None:
+            client = shared_client or requestx.AsyncClient(base_url=server.url, timeout=20)
+            got: list[str] = []
+
+            async def one(i: int) -> None:
+                response = await client.get("/echo", params={"loop": backend, "i": i})
+                got.append(response.json()["query"])
+
+            try:
+                with anyio.fail_after(20):
+                    await _gather(25, one)
+            finally:
+                if shared_client is None:
+                    await client.aclose()
+            results[backend] = got
+
+        try:
+            _run_on(backend, main)
+        except BaseException as exc:
+            errors.append(exc)
+
+    backends = ["asyncio", "uvloop", "trio"]
+    threads = [threading.Thread(target=thread_main, args=(b,), daemon=True) for b in backends]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert not any(thread.is_alive() for thread in threads), "an event loop thread hung"
+    if shared_client is not None:
+        asyncio.run(shared_client.aclose())
+    assert errors == []
+    for backend in backends:
+        expected = sorted(f"loop={backend}&i={i}" for i in range(25))
+        assert sorted(results[backend]) == expected
