@@ -140,12 +140,23 @@ def current_bridge() -> _Bridge:
     if loop is not None:
         bridge = _asyncio_bridges.get(loop)
         if bridge is None:
+            _close_bridges_of_closed_loops()
             bridge = _asyncio_bridges[loop] = _AsyncioBridge(loop)
         return bridge
     library = sniffio.current_async_library()
     if library == "trio":
         return _current_trio_bridge()
     raise RuntimeError(f"requestx.AsyncClient does not support the {library!r} event loop")
+
+
+def _close_bridges_of_closed_loops() -> None:
+    """asyncio has no hook for a loop closing; a loop that is closed but still referenced would
+    keep its queue (an eventfd, maybe cancelled transfers) until collected. Whenever a new
+    loop gets a bridge, bridges of closed loops are closed."""
+    for loop, bridge in list(_asyncio_bridges.items()):
+        if loop.is_closed():
+            bridge.queue.close()
+            del _asyncio_bridges[loop]
 
 
 def _current_trio_bridge() -> _TrioBridge:

@@ -290,12 +290,11 @@ cdef class CompletionQueue:
         self.closed = False
 
     def __dealloc__(self):
-        if self.queue != NULL:
-            self.close()
-            rx_cq_close(self.queue)
-            self.queue = NULL
+        self.close()
 
     def fileno(self):
+        if self.queue == NULL:
+            raise ValueError("the completion queue is closed")
         return self.queue.fd
 
     def __len__(self):
@@ -303,9 +302,12 @@ cdef class CompletionQueue:
 
     def drain(self):
         """Every transfer finished since the last drain, as PendingTransfer objects."""
-        cdef rx_transfer *t = rx_cq_drain(self.queue)
+        cdef rx_transfer *t
         cdef rx_transfer *next_t
         cdef list done = []
+        if self.queue == NULL:
+            return done
+        t = rx_cq_drain(self.queue)
         while t != NULL:
             next_t = t.cq_next
             pending = self.pending.pop(<size_t>t, None)
@@ -323,7 +325,7 @@ cdef class CompletionQueue:
         cdef int done
         cdef rx_transfer *t = pending.transfer
         cdef rx_engine *e = pending.engine.engine
-        if len(self.pending) != 1 or e == NULL:
+        if len(self.pending) != 1 or e == NULL or self.queue == NULL:
             return None
         with nogil:
             done = rx_engine_spin_wait(e, t)
@@ -333,7 +335,7 @@ cdef class CompletionQueue:
 
     def close(self):
         """The event loop is going away: cancel what still runs, wait for the loop thread to
-        let go of it (request bodies are borrowed), and release everything."""
+        let go of it (request bodies are borrowed), and release everything. Idempotent."""
         cdef PendingTransfer pending
         cdef rx_transfer *t
         if self.closed:
@@ -347,6 +349,9 @@ cdef class CompletionQueue:
                 rx_transfer_wait(t, -1)
         self.drain()
         self.pending.clear()
+        if self.queue != NULL:
+            rx_cq_close(self.queue)  # closes the eventfd once no transfer points at it
+            self.queue = NULL
 
 
 cdef int _fill_request(rx_transfer *t, bytes method, bytes url, list headers, bytes body,
