@@ -14,66 +14,19 @@ a thread alive.
 from __future__ import annotations
 
 import socket
-import threading
-from types import TracebackType
 
-LOOPBACK = "127.0.0.1"
+from ._socket_server import SocketServer
+
 IO_TIMEOUT = 5.0
 NOT_FOUND = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 
 
-class CannedServer:
+class CannedServer(SocketServer):
     """`with CannedServer({path: response_bytes}) as canned: ... canned.url ...`"""
 
     def __init__(self, responses: dict[str, bytes]) -> None:
+        super().__init__(name="canned", backlog=32)
         self.responses = dict(responses)
-        self.port = 0
-        self._listener: socket.socket | None = None
-        self._thread: threading.Thread | None = None
-        self._stopping = threading.Event()
-
-    @property
-    def url(self) -> str:
-        return f"http://{LOOPBACK}:{self.port}"
-
-    def start(self) -> None:
-        self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._listener.bind((LOOPBACK, 0))
-        self._listener.listen(32)
-        self._listener.settimeout(0.1)
-        self.port = self._listener.getsockname()[1]
-        self._thread = threading.Thread(target=self._accept_loop, name="canned", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stopping.set()
-        if self._thread is not None:
-            self._thread.join(5)
-        if self._listener is not None:
-            self._listener.close()
-
-    def __enter__(self) -> CannedServer:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    def _accept_loop(self) -> None:
-        assert self._listener is not None
-        while not self._stopping.is_set():
-            try:
-                conn, _ = self._listener.accept()
-            except socket.timeout:
-                continue
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
     def _serve(self, conn: socket.socket) -> None:
         conn.settimeout(IO_TIMEOUT)

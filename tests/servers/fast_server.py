@@ -17,9 +17,9 @@ import asyncio
 import os
 import subprocess
 import sys
-from types import TracebackType
 
-LOOPBACK = "127.0.0.1"
+from ._lifecycle import Lifecycle
+from ._socket_server import LOOPBACK
 
 
 def _response(body_size: int) -> bytes:
@@ -78,7 +78,7 @@ async def _serve(body_size: int) -> None:
     server.close()
 
 
-class FastServer:
+class FastServer(Lifecycle):
     """The subprocess server; `.url`, `.port`, `.pid`. Every response body is `body_size` bytes."""
 
     def __init__(self, body_size: int = 2) -> None:
@@ -122,18 +122,6 @@ class FastServer:
             process.kill()
             process.wait(5)
         process.stdout.close()
-
-    def __enter__(self) -> FastServer:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 if __name__ == "__main__":

@@ -16,21 +16,19 @@ from __future__ import annotations
 
 import asyncio
 import http.client
-import socket
 import ssl
 import threading
 import time
-from types import TracebackType
 
 from hypercorn.asyncio import serve
 from hypercorn.config import Config
 
+from ._lifecycle import Lifecycle
+from ._socket_server import LOOPBACK, loopback_listener
 from .app import App
 
-LOOPBACK = "127.0.0.1"
 
-
-class HypercornServer:
+class HypercornServer(Lifecycle):
     """`with HypercornServer(App()) as server: ... server.url ...`"""
 
     def __init__(
@@ -75,9 +73,7 @@ class HypercornServer:
     def start(self, timeout: float = 10.0) -> None:
         # We bind the socket ourselves and hand hypercorn its file descriptor: the port is known
         # before the server thread runs, and no other process can take it in between.
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        listener.bind((LOOPBACK, 0))
-        listener.listen(128)
+        listener = loopback_listener(128)
         self.port = listener.getsockname()[1]
 
         config = Config()
@@ -107,18 +103,6 @@ class HypercornServer:
         if self._thread.is_alive():
             raise RuntimeError("hypercorn test server did not stop in time")
         self._thread = None
-
-    def __enter__(self) -> HypercornServer:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     # --- internals --------------------------------------------------------------------------
 

@@ -27,11 +27,11 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from types import TracebackType
 from typing import Callable
 from urllib.parse import parse_qsl
 
-LOOPBACK = "127.0.0.1"
+from ._socket_server import SocketServer
+
 MAX_HOLD = 30.0  # longest a stalled connection is kept open
 IO_TIMEOUT = 10.0  # per socket operation
 MAX_REQUEST_HEAD = 64 * 1024
@@ -65,22 +65,14 @@ class Request:
         return max(0.0, min(high, float(self.query.get(name, default))))
 
 
-class RawServer:
+class RawServer(SocketServer):
     """`with RawServer() as raw: ... raw.url + "/stall" ...`"""
 
     def __init__(self) -> None:
-        self.port = 0
-        self._listener: socket.socket | None = None
-        self._accept_thread: threading.Thread | None = None
-        self._stopping = threading.Event()
+        super().__init__(name="raw-test-server", backlog=64)
         self._lock = threading.Lock()
         self._release = threading.Event()
-        self._handlers: list[threading.Thread] = []
         self._connections = 0
-
-    @property
-    def url(self) -> str:
-        return f"http://{LOOPBACK}:{self.port}"
 
     def connection_count(self) -> int:
         """TCP connections accepted since the last reset."""
@@ -97,61 +89,16 @@ class RawServer:
             held, self._release = self._release, threading.Event()
         held.set()
 
-    # --- life cycle -------------------------------------------------------------------------
-
-    def start(self) -> None:
-        self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._listener.bind((LOOPBACK, 0))
-        self._listener.listen(64)
-        self._listener.settimeout(0.1)  # lets the accept loop notice stop()
-        self.port = self._listener.getsockname()[1]
-        self._accept_thread = threading.Thread(
-            target=self._accept_loop, name="raw-test-server", daemon=True
-        )
-        self._accept_thread.start()
-
     def stop(self) -> None:
         self._stopping.set()
-        self.release()
-        if self._accept_thread is not None:
-            self._accept_thread.join(5)
-        if self._listener is not None:
-            self._listener.close()
-        deadline = time.monotonic() + 5
-        for thread in list(self._handlers):
-            thread.join(max(0.0, deadline - time.monotonic()))
-
-    def __enter__(self) -> RawServer:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
+        self.release()  # before super().stop() joins the handlers, or stalled ones hold it up
+        super().stop()
 
     # --- serving ----------------------------------------------------------------------------
 
-    def _accept_loop(self) -> None:
-        assert self._listener is not None
-        while not self._stopping.is_set():
-            try:
-                conn, _ = self._listener.accept()
-            except socket.timeout:
-                continue
-            except OSError:
-                return
-            with self._lock:
-                self._connections += 1
-                self._handlers = [t for t in self._handlers if t.is_alive()]
-            thread = threading.Thread(target=self._serve, args=(conn,), daemon=True)
-            self._handlers.append(thread)
-            thread.start()
-
     def _serve(self, conn: socket.socket) -> None:
+        with self._lock:
+            self._connections += 1
         conn.settimeout(IO_TIMEOUT)
         buffered = b""
         try:

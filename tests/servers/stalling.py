@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import contextlib
 import socket
-import threading
 import time
-from types import TracebackType
 from typing import Iterator
 
-LOOPBACK = "127.0.0.1"
+from ._socket_server import LOOPBACK, SocketServer, loopback_listener
+
 MAX_HOLD = 20.0  # longest a SlowReader keeps reading one connection
 
 
@@ -30,24 +29,17 @@ MAX_HOLD = 20.0  # longest a SlowReader keeps reading one connection
 def silent_listener(backlog: int = 16) -> Iterator[socket.socket]:
     """The kernel completes up to `backlog` handshakes into the accept queue; a test may
     `accept()` them afterwards to count how many connections the client opened."""
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        listener.bind((LOOPBACK, 0))
-        listener.listen(backlog)
+    with loopback_listener(backlog) as listener:
         yield listener
-    finally:
-        listener.close()
 
 
 @contextlib.contextmanager
 def full_backlog() -> Iterator[int | None]:
     """Yield the port of a listener whose accept queue is full (a connect to it hangs), or None
     if this kernel completes every loopback handshake anyway."""
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener = loopback_listener(0)
     fillers: list[socket.socket] = []
     try:
-        listener.bind((LOOPBACK, 0))
-        listener.listen(0)
         port = listener.getsockname()[1]
         stalled = False
         for _ in range(16):
@@ -77,7 +69,7 @@ class Reception:
         self.answered = False
 
 
-class SlowReader:
+class SlowReader(SocketServer):
     """`with SlowReader() as slow: await client.post(slow.url, content=big)`.
 
     Each connection: read the request head, then the Content-Length body `chunk` bytes at a
@@ -86,70 +78,15 @@ class SlowReader:
     """
 
     def __init__(self, chunk: int = 32 * 1024, interval: float = 0.005) -> None:
+        # A small receive buffer: the client's upload then really waits for our slow reads.
+        super().__init__(name="slow-reader", backlog=16, receive_buffer=64 * 1024)
         self.chunk = chunk
         self.interval = interval
-        self.port = 0
         self.receptions: list[Reception] = []
-        self._listener: socket.socket | None = None
-        self._thread: threading.Thread | None = None
-        self._stopping = threading.Event()
-        self._handlers: list[threading.Thread] = []
 
-    @property
-    def url(self) -> str:
-        return f"http://{LOOPBACK}:{self.port}"
-
-    def start(self) -> None:
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        # A small receive buffer (inherited by accepted sockets, and it disables autotuning):
-        # the client's upload then really waits for our slow reads.
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)
-        listener.bind((LOOPBACK, 0))
-        listener.listen(16)
-        listener.settimeout(0.1)
-        self.port = listener.getsockname()[1]
-        self._listener = listener
-        self._thread = threading.Thread(target=self._accept_loop, name="slow-reader", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stopping.set()
-        if self._thread is not None:
-            self._thread.join(5)
-        if self._listener is not None:
-            self._listener.close()
-        deadline = time.monotonic() + 5
-        for thread in self._handlers:
-            thread.join(max(0.0, deadline - time.monotonic()))
-
-    def __enter__(self) -> SlowReader:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    def _accept_loop(self) -> None:
-        assert self._listener is not None
-        while not self._stopping.is_set():
-            try:
-                conn, _ = self._listener.accept()
-            except socket.timeout:
-                continue
-            except OSError:
-                return
-            reception = Reception()
-            self.receptions.append(reception)
-            thread = threading.Thread(target=self._serve, args=(conn, reception), daemon=True)
-            self._handlers.append(thread)
-            thread.start()
-
-    def _serve(self, conn: socket.socket, reception: Reception) -> None:
+    def _serve(self, conn: socket.socket) -> None:
+        reception = Reception()
+        self.receptions.append(reception)
         conn.settimeout(5.0)
         deadline = time.monotonic() + MAX_HOLD
         try:
