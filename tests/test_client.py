@@ -261,7 +261,7 @@ def test_large_upload_and_download(client: requestx.Client) -> None:
         assert response.content == pattern_bytes(5000001)
 
 
-# --- responses ------------------------------------------------------------------------------
+# --- the Response object ---------------------------------------------------------------------
 
 
 def test_response_attributes(client: requestx.Client, server: HypercornServer) -> None:

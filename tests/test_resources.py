@@ -232,6 +232,6 @@ def test_response_bodies_are_freed(fast: FastServer) -> None:
         del kept
         gc.collect()
         after = _malloc_in_use() - before
-    print(f"3000 responses held {held / 1024:.0f} KiB of malloc, {after / 1024:.0f} KiB after")
+    print(f"3000 kept Response objects: {held / 1024:.0f} KiB held, {after / 1024:.0f} KiB after")
     assert held > 0.9 * 3000 * BODY_SIZE  # the measurement sees the bodies
     assert after < 3000 * BODY_SIZE // 10  # ...and they are gone

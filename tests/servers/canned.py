@@ -1,6 +1,6 @@
 """A loopback server that answers every request with bytes the test chose, verbatim.
 
-For responses that no well-behaved server would send (a corrupt gzip body, broken chunked
+For answers that no well-behaved server would send (a corrupt gzip body, broken chunked
 framing, conflicting lengths), so a test can check how the client copes:
 
     with CannedServer({"/bad-gzip": b"HTTP/1.1 200 OK\\r\\n..."}) as canned:
@@ -24,9 +24,9 @@ NOT_FOUND = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r
 class CannedServer(SocketServer):
     """`with CannedServer({path: response_bytes}) as canned: ... canned.url ...`"""
 
-    def __init__(self, responses: dict[str, bytes]) -> None:
+    def __init__(self, answers: dict[str, bytes]) -> None:
         super().__init__(name="canned", backlog=32)
-        self.responses = dict(responses)
+        self.answers = dict(answers)
 
     def _serve(self, conn: socket.socket) -> None:
         conn.settimeout(IO_TIMEOUT)
@@ -40,7 +40,7 @@ class CannedServer(SocketServer):
                     head += chunk
                 target = head.split(b"\r\n", 1)[0].split(b" ")[1].decode("latin-1")
                 path = target.partition("?")[0]
-                conn.sendall(self.responses.get(path, NOT_FOUND))
+                conn.sendall(self.answers.get(path, NOT_FOUND))
                 conn.shutdown(socket.SHUT_WR)
                 # Wait for the client to close first: closing with unread request bytes in our
                 # receive buffer would send a RST and could destroy the response in flight.
