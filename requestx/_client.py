@@ -22,6 +22,7 @@ from . import _aio, _core
 from ._config import DEFAULT_LIMITS, DEFAULT_MAX_REDIRECTS, DEFAULT_TIMEOUT_CONFIG, Limits, Timeout
 from ._exceptions import UnsupportedProtocol, exception_for_engine_error
 from ._models import Cookies, Headers, Request, Response
+from ._redirects import check_redirect_count, next_request
 from ._types import (
     CookieTypes,
     HeaderTypes,
@@ -148,8 +149,6 @@ class _BaseClient:
         ):
             if value is not None:
                 raise NotImplementedError(f"requestx.Client does not support {name}= yet")
-        if follow_redirects:
-            raise NotImplementedError("requestx.Client does not follow redirects yet")
         if not (http1 or http2):
             raise ValueError("At least one of http1 or http2 must be True.")
 
@@ -340,13 +339,33 @@ class _BaseClient:
             self._cookies.extract_cookies(response)
         return response
 
-    def _check_send_options(self, auth: typing.Any, follow_redirects: typing.Any) -> None:
+    def _check_send_options(
+        self, auth: typing.Any, follow_redirects: bool | UseClientDefault
+    ) -> bool:
+        """Validate send()'s options; returns whether to follow redirects."""
         if self._closed:
             raise RuntimeError("Cannot send a request, as the client has been closed.")
         if auth is not USE_CLIENT_DEFAULT and auth is not None:
             raise NotImplementedError("requestx clients do not support auth= yet")
-        if follow_redirects is True:
-            raise NotImplementedError("requestx clients do not follow redirects yet")
+        if isinstance(follow_redirects, UseClientDefault):
+            return self.follow_redirects
+        return follow_redirects
+
+    def _after_response(
+        self, request: Request, response: Response, history: list[Response], follow: bool
+    ) -> Request | None:
+        """The next request of a redirect chain, or None when `response` is the answer.
+
+        Without following, a redirect response carries the next request as `next_request`."""
+        response.history = list(history)
+        if not response.has_redirect_location:
+            return None
+        following = next_request(request, response, self._cookies)
+        if not follow:
+            response.next_request = following
+            return None
+        history.append(response)
+        return following
 
 
 class Client(_BaseClient):
@@ -378,9 +397,16 @@ class Client(_BaseClient):
         auth: typing.Any = USE_CLIENT_DEFAULT,
         follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT,
     ) -> Response:
-        """Send a built request. Responses are read in full (streaming comes later)."""
-        self._check_send_options(auth, follow_redirects)
-        return self._send_single(request)
+        """Send a built request, following redirects if asked. Responses are read in full."""
+        follow = self._check_send_options(auth, follow_redirects)
+        history: list[Response] = []
+        while True:
+            check_redirect_count(history, self.max_redirects, request)
+            response = self._send_single(request)
+            following = self._after_response(request, response, history, follow)
+            if following is None:
+                return response
+            request = following
 
     def request(
         self,
@@ -496,9 +522,16 @@ class AsyncClient(_BaseClient):
         auth: typing.Any = USE_CLIENT_DEFAULT,
         follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT,
     ) -> Response:
-        """Send a built request. Responses are read in full (streaming comes later)."""
-        self._check_send_options(auth, follow_redirects)
-        return await self._send_single(request)
+        """Send a built request, following redirects if asked. Responses are read in full."""
+        follow = self._check_send_options(auth, follow_redirects)
+        history: list[Response] = []
+        while True:
+            check_redirect_count(history, self.max_redirects, request)
+            response = await self._send_single(request)
+            following = self._after_response(request, response, history, follow)
+            if following is None:
+                return response
+            request = following
 
     async def request(
         self,
