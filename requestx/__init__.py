@@ -6,6 +6,7 @@
 """
 
 from ._api import delete, get, head, options, patch, post, put, request
+from ._auth import Auth, BasicAuth
 from ._client import USE_CLIENT_DEFAULT, AsyncClient, Client, __version__
 from ._config import Limits, Proxy, Timeout
 from ._exceptions import (
@@ -46,6 +47,8 @@ __all__ = [
     "USE_CLIENT_DEFAULT",
     "URL",
     "AsyncClient",
+    "Auth",
+    "BasicAuth",
     "Client",
     "CloseError",
     "ConnectError",

@@ -19,6 +19,7 @@ from __future__ import annotations
 import typing
 
 from . import _aio, _core
+from ._auth import Auth, BasicAuth, build_auth
 from ._config import DEFAULT_LIMITS, DEFAULT_MAX_REDIRECTS, DEFAULT_TIMEOUT_CONFIG, Limits, Timeout
 from ._exceptions import UnsupportedProtocol, exception_for_engine_error
 from ._models import Cookies, Headers, Request, Response
@@ -141,10 +142,8 @@ class _BaseClient:
         default_encoding: str | typing.Callable[[bytes], str] = "utf-8",
     ) -> None:
         for name, value in (
-            ("auth", auth),
             ("cert", cert),
             ("proxy", proxy),
-            ("event_hooks", event_hooks),
             ("transport", transport),
         ):
             if value is not None:
@@ -158,6 +157,8 @@ class _BaseClient:
         if headers is not None:
             self._headers.update(headers)
         self._cookies = Cookies(cookies)
+        self._auth = build_auth(auth)
+        self.event_hooks = event_hooks  # the setter normalises it
         self._timeout = Timeout(timeout)
         self._timeout_ms = _timeout_tuple(self._timeout)
         self._timeout_dict = self._timeout.as_dict()
@@ -227,6 +228,28 @@ class _BaseClient:
     @cookies.setter
     def cookies(self, cookies: CookieTypes) -> None:
         self._cookies = Cookies(cookies)
+
+    @property
+    def auth(self) -> Auth | None:
+        return self._auth
+
+    @auth.setter
+    def auth(self, auth: typing.Any) -> None:
+        self._auth = build_auth(auth)
+
+    @property
+    def event_hooks(self) -> dict[str, list[typing.Callable[..., typing.Any]]]:
+        """`{"request": [...], "response": [...]}`: called for every request sent and every
+        response received, redirect hops included. Exceptions propagate."""
+        return self._event_hooks
+
+    @event_hooks.setter
+    def event_hooks(self, hooks: typing.Mapping[str, list[typing.Any]] | None) -> None:
+        hooks = hooks or {}
+        self._event_hooks = {
+            "request": list(hooks.get("request", [])),
+            "response": list(hooks.get("response", [])),
+        }
 
     @property
     def timeout(self) -> Timeout:
@@ -339,17 +362,20 @@ class _BaseClient:
             self._cookies.extract_cookies(response)
         return response
 
-    def _check_send_options(
-        self, auth: typing.Any, follow_redirects: bool | UseClientDefault
-    ) -> bool:
+    def _check_send_options(self, follow_redirects: bool | UseClientDefault) -> bool:
         """Validate send()'s options; returns whether to follow redirects."""
         if self._closed:
             raise RuntimeError("Cannot send a request, as the client has been closed.")
-        if auth is not USE_CLIENT_DEFAULT and auth is not None:
-            raise NotImplementedError("requestx clients do not support auth= yet")
         if isinstance(follow_redirects, UseClientDefault):
             return self.follow_redirects
         return follow_redirects
+
+    def _auth_for(self, request: Request, auth: typing.Any) -> Auth | None:
+        """The request's Auth: the argument, else the client's, else URL credentials."""
+        chosen = self._auth if isinstance(auth, UseClientDefault) else build_auth(auth)
+        if chosen is None and (request.url.username or request.url.password):
+            return BasicAuth(request.url.username, request.url.password)
+        return chosen
 
     def _after_response(
         self, request: Request, response: Response, history: list[Response], follow: bool
@@ -397,12 +423,37 @@ class Client(_BaseClient):
         auth: typing.Any = USE_CLIENT_DEFAULT,
         follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT,
     ) -> Response:
-        """Send a built request, following redirects if asked. Responses are read in full."""
-        follow = self._check_send_options(auth, follow_redirects)
+        """Send a built request: authentication flow, redirects if asked, event hooks.
+        Responses are read in full."""
+        follow = self._check_send_options(follow_redirects)
         history: list[Response] = []
+        flow_auth = self._auth_for(request, auth)
+        if flow_auth is None:
+            return self._send_handling_redirects(request, follow, history)
+        flow = flow_auth.sync_auth_flow(request)
+        try:
+            request = next(flow)
+            while True:
+                response = self._send_handling_redirects(request, follow, history)
+                try:
+                    request = flow.send(response)
+                except StopIteration:
+                    return response
+                response.history = list(history)
+                history.append(response)
+        finally:
+            flow.close()
+
+    def _send_handling_redirects(
+        self, request: Request, follow: bool, history: list[Response]
+    ) -> Response:
         while True:
             check_redirect_count(history, self.max_redirects, request)
+            for hook in self._event_hooks["request"]:
+                hook(request)
             response = self._send_single(request)
+            for hook in self._event_hooks["response"]:
+                hook(response)
             following = self._after_response(request, response, history, follow)
             if following is None:
                 return response
@@ -522,12 +573,37 @@ class AsyncClient(_BaseClient):
         auth: typing.Any = USE_CLIENT_DEFAULT,
         follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT,
     ) -> Response:
-        """Send a built request, following redirects if asked. Responses are read in full."""
-        follow = self._check_send_options(auth, follow_redirects)
+        """Send a built request: authentication flow, redirects if asked, event hooks
+        (awaited). Responses are read in full."""
+        follow = self._check_send_options(follow_redirects)
         history: list[Response] = []
+        flow_auth = self._auth_for(request, auth)
+        if flow_auth is None:
+            return await self._send_handling_redirects(request, follow, history)
+        flow = flow_auth.async_auth_flow(request)
+        try:
+            request = await flow.__anext__()
+            while True:
+                response = await self._send_handling_redirects(request, follow, history)
+                try:
+                    request = await flow.asend(response)
+                except StopAsyncIteration:
+                    return response
+                response.history = list(history)
+                history.append(response)
+        finally:
+            await flow.aclose()
+
+    async def _send_handling_redirects(
+        self, request: Request, follow: bool, history: list[Response]
+    ) -> Response:
         while True:
             check_redirect_count(history, self.max_redirects, request)
+            for hook in self._event_hooks["request"]:
+                await hook(request)
             response = await self._send_single(request)
+            for hook in self._event_hooks["response"]:
+                await hook(response)
             following = self._after_response(request, response, history, follow)
             if following is None:
                 return response
