@@ -373,7 +373,7 @@ class _BaseClient:
     def _auth_for(self, request: Request, auth: typing.Any) -> Auth | None:
         """The request's Auth: the argument, else the client's, else URL credentials."""
         chosen = self._auth if isinstance(auth, UseClientDefault) else build_auth(auth)
-        if chosen is None and (request.url.username or request.url.password):
+        if chosen is None and request.url.userinfo:
             return BasicAuth(request.url.username, request.url.password)
         return chosen
 
@@ -383,7 +383,8 @@ class _BaseClient:
         """The next request of a redirect chain, or None when `response` is the answer.
 
         Without following, a redirect response carries the next request as `next_request`."""
-        response.history = list(history)
+        if history:  # an empty history is the Response default: no list per response
+            response.history = list(history)
         if not response.has_redirect_location:
             return None
         following = next_request(request, response, self._cookies)
@@ -447,12 +448,15 @@ class Client(_BaseClient):
     def _send_handling_redirects(
         self, request: Request, follow: bool, history: list[Response]
     ) -> Response:
+        request_hooks = self._event_hooks["request"]
+        response_hooks = self._event_hooks["response"]
         while True:
-            check_redirect_count(history, self.max_redirects, request)
-            for hook in self._event_hooks["request"]:
+            if history:
+                check_redirect_count(history, self.max_redirects, request)
+            for hook in request_hooks:
                 hook(request)
             response = self._send_single(request)
-            for hook in self._event_hooks["response"]:
+            for hook in response_hooks:
                 hook(response)
             following = self._after_response(request, response, history, follow)
             if following is None:
@@ -597,12 +601,15 @@ class AsyncClient(_BaseClient):
     async def _send_handling_redirects(
         self, request: Request, follow: bool, history: list[Response]
     ) -> Response:
+        request_hooks = self._event_hooks["request"]
+        response_hooks = self._event_hooks["response"]
         while True:
-            check_redirect_count(history, self.max_redirects, request)
-            for hook in self._event_hooks["request"]:
+            if history:
+                check_redirect_count(history, self.max_redirects, request)
+            for hook in request_hooks:
                 await hook(request)
             response = await self._send_single(request)
-            for hook in self._event_hooks["response"]:
+            for hook in response_hooks:
                 await hook(response)
             following = self._after_response(request, response, history, follow)
             if following is None:
