@@ -6,7 +6,7 @@
 """
 
 from ._api import delete, get, head, options, patch, post, put, request
-from ._auth import Auth, BasicAuth
+from ._auth import Auth, BasicAuth, DigestAuth
 from ._client import USE_CLIENT_DEFAULT, AsyncClient, Client, __version__
 from ._config import Limits, Proxy, Timeout
 from ._exceptions import (
@@ -55,6 +55,7 @@ __all__ = [
     "ConnectTimeout",
     "CookieConflict",
     "Cookies",
+    "DigestAuth",
     "DecodingError",
     "HTTPError",
     "HTTPStatusError",

@@ -49,6 +49,8 @@ import zlib
 from typing import Any, Awaitable, Callable
 from urllib.parse import parse_qsl
 
+from . import digest
+
 try:  # optional: the /brotli route exists only when the codec does
     import brotli
 except ImportError:  # pragma: no cover - depends on the environment
@@ -221,6 +223,20 @@ async def _redirect(scope: Scope, send: Send, parts: list[str]) -> None:
     await _respond(send, status, b"redirecting", headers=[(b"location", location.encode())])
 
 
+async def _digest_auth(
+    scope: Scope, receive: Receive, send: Send, qop: str, algorithm: str
+) -> None:
+    body = await _read_body(receive)
+    authorization = next(
+        (v.decode("latin-1") for n, v in scope["headers"] if n == b"authorization"), ""
+    )
+    if digest.verify(authorization, scope["method"], body, qop, algorithm):
+        await _respond_json(send, {"authenticated": True, "authorization": authorization})
+        return
+    header = [(b"www-authenticate", digest.challenge(qop, algorithm))]
+    await _respond(send, 401, b"digest required", headers=header)
+
+
 async def _drip(scope: Scope, send: Send) -> None:
     query = dict(_query(scope))
     chunks = _clamp_int(query.get("chunks", "10"), 0, MAX_CHUNKS)
@@ -356,5 +372,7 @@ class App:
             await _charset(scope, send, parts[1])
         elif head == "large-headers":
             await _large_headers(scope, send)
+        elif head == "digest-auth" and len(parts) == 3:
+            await _digest_auth(scope, receive, send, parts[1], parts[2])
         else:
             await _respond(send, 404, b"not found")
