@@ -17,18 +17,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from clients import ClientUnavailable
+from clients import ClientUnavailable, fail
 
 ALL_LOOPS = ("asyncio", "uvloop", "trio")
-
-
-def _fail(name: str, url: str, status: int) -> None:
-    raise RuntimeError(f"{name}: {url} answered {status}")
 
 
 class AsyncDriver:
     name = ""
     loops: tuple[str, ...] = ALL_LOOPS
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
 
     @classmethod
     def check(cls) -> None:
@@ -46,11 +45,21 @@ class AsyncDriver:
         pass
 
 
-class RequestxDriver(AsyncDriver):
-    name = "requestx"
+class _HttpxStyleDriver(AsyncDriver):
+    """requestx.AsyncClient and httpx.AsyncClient: the same calls, by design."""
 
-    def __init__(self, client: Any) -> None:
-        self._client = client
+    async def get_json(self, url: str) -> Any:
+        response = await self._client.get(url)
+        if response.status_code != 200:
+            fail(self.name, url, response.status_code)
+        return response.json()
+
+    async def close(self) -> None:
+        await self._client.aclose()
+
+
+class RequestxDriver(_HttpxStyleDriver):
+    name = "requestx"
 
     @classmethod
     def check(cls) -> None:
@@ -68,21 +77,9 @@ class RequestxDriver(AsyncDriver):
         limits = requestx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
         return cls(requestx.AsyncClient(limits=limits))
 
-    async def get_json(self, url: str) -> Any:
-        response = await self._client.get(url)
-        if response.status_code != 200:
-            _fail(self.name, url, response.status_code)
-        return response.json()
 
-    async def close(self) -> None:
-        await self._client.aclose()
-
-
-class HttpxDriver(AsyncDriver):
+class HttpxDriver(_HttpxStyleDriver):
     name = "httpx"
-
-    def __init__(self, client: Any) -> None:
-        self._client = client
 
     @classmethod
     def check(cls) -> None:
@@ -98,24 +95,12 @@ class HttpxDriver(AsyncDriver):
         limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
         return cls(httpx.AsyncClient(limits=limits))
 
-    async def get_json(self, url: str) -> Any:
-        response = await self._client.get(url)
-        if response.status_code != 200:
-            _fail(self.name, url, response.status_code)
-        return response.json()
-
-    async def close(self) -> None:
-        await self._client.aclose()
-
 
 class AiohttpDriver(AsyncDriver):
     """One aiohttp.ClientSession; its json() uses the standard json module."""
 
     name = "aiohttp"
     loops = ("asyncio", "uvloop")
-
-    def __init__(self, session: Any) -> None:
-        self._session = session
 
     @classmethod
     def check(cls) -> None:
@@ -132,13 +117,13 @@ class AiohttpDriver(AsyncDriver):
         return cls(aiohttp.ClientSession(connector=connector))
 
     async def get_json(self, url: str) -> Any:
-        async with self._session.get(url) as response:
+        async with self._client.get(url) as response:
             if response.status != 200:
-                _fail(self.name, url, response.status)
+                fail(self.name, url, response.status)
             return await response.json()
 
     async def close(self) -> None:
-        await self._session.close()
+        await self._client.close()
 
 
 class PyreqwestDriver(AsyncDriver):
@@ -146,9 +131,6 @@ class PyreqwestDriver(AsyncDriver):
 
     name = "pyreqwest"
     loops = ("asyncio", "uvloop")
-
-    def __init__(self, client: Any) -> None:
-        self._client = client
 
     @classmethod
     def check(cls) -> None:
@@ -170,7 +152,7 @@ class PyreqwestDriver(AsyncDriver):
     async def get_json(self, url: str) -> Any:
         response = await self._client.get(url).build().send()
         if response.status != 200:
-            _fail(self.name, url, response.status)
+            fail(self.name, url, response.status)
         return await response.json()
 
     async def close(self) -> None:

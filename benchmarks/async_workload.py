@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import resource
 import sys
 import time
 import urllib.request
@@ -35,6 +34,7 @@ from typing import Any, Awaitable, Callable
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling modules, from any cwd
 
 from async_clients import ALL_LOOPS, DRIVERS, AsyncDriver  # noqa: E402
+from workload import Rates, process_cpu_seconds  # noqa: E402
 
 PATH = "/json100"  # a 100-byte JSON document (benchmarks/nginx.py)
 MAX_REQUESTS = 2_000_000  # per measurement, whatever --seconds says
@@ -45,7 +45,7 @@ DRAIN_TIMEOUT = 30.0  # after the deadline, for the requests in flight
 
 
 @dataclass
-class Measurement:
+class Measurement(Rates):
     client: str
     loop: str
     concurrency: int
@@ -55,19 +55,6 @@ class Measurement:
     connections: int | None = None  # nginx's open connections right after the measurement
     loop_impl: str = ""  # the event loop class actually running
     error: str | None = None
-
-    @property
-    def requests_per_second(self) -> float:
-        return self.requests / self.seconds if self.seconds else 0.0
-
-    @property
-    def cpu_us_per_request(self) -> float:
-        return self.cpu_seconds * 1e6 / self.requests if self.requests else 0.0
-
-
-def _cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
 
 
 def loop_unavailable(loop: str) -> str | None:
@@ -159,7 +146,7 @@ async def _run(
                 state.error = f"warm-up did not finish: {state.warm} of {n} tasks warm"
             if state.error is None:
                 base = state.done
-                cpu0, t0 = _cpu_seconds(), time.perf_counter()
+                cpu0, t0 = process_cpu_seconds(), time.perf_counter()
                 state.limit = base + MAX_REQUESTS
                 with anyio.move_on_after(seconds):
                     await state.finished.wait()  # early only when the cap or an error stops it
@@ -167,7 +154,7 @@ async def _run(
                 with anyio.move_on_after(DRAIN_TIMEOUT):
                     await state.finished.wait()
                 result.seconds = time.perf_counter() - t0
-                result.cpu_seconds = _cpu_seconds() - cpu0
+                result.cpu_seconds = process_cpu_seconds() - cpu0
                 result.requests = state.done - base
                 if not state.finished.is_set():
                     state.error = f"requests still running {DRAIN_TIMEOUT:g} s after the deadline"

@@ -43,11 +43,39 @@ class Driver:
         pass
 
 
-def _fail(name: str, url: str, status: int) -> None:
+def fail(name: str, url: str, status: int) -> None:
     raise RuntimeError(f"{name}: {url} answered {status}")
 
 
-class RequestxDriver(Driver):
+class _SessionDriver(Driver):
+    """requestx, httpx and requests share one call shape: `.get`/`.post(json=)` on a client or
+    session, `status_code`, `content`, `json()`, `close()`. Subclasses only create `_client`."""
+
+    _client: Any
+
+    def get(self, url: str) -> bytes:
+        response = self._client.get(url)
+        if response.status_code != 200:
+            fail(self.name, url, response.status_code)
+        return response.content  # type: ignore[no-any-return]
+
+    def get_json(self, url: str) -> Any:
+        response = self._client.get(url)
+        if response.status_code != 200:
+            fail(self.name, url, response.status_code)
+        return response.json()
+
+    def post_json(self, url: str, doc: Any) -> Any:
+        response = self._client.post(url, json=doc)
+        if response.status_code != 200:
+            fail(self.name, url, response.status_code)
+        return response.json()
+
+    def close(self) -> None:
+        self._client.close()
+
+
+class RequestxDriver(_SessionDriver):
     name = "requestx"
     thread_safe = True
 
@@ -59,29 +87,8 @@ class RequestxDriver(Driver):
         except (ImportError, AttributeError) as exc:
             raise ClientUnavailable(f"requestx is not built/importable yet ({exc})") from exc
 
-    def get(self, url: str) -> bytes:
-        response = self._client.get(url)
-        if response.status_code != 200:
-            _fail(self.name, url, response.status_code)
-        return response.content  # type: ignore[no-any-return]
 
-    def get_json(self, url: str) -> Any:
-        response = self._client.get(url)
-        if response.status_code != 200:
-            _fail(self.name, url, response.status_code)
-        return response.json()
-
-    def post_json(self, url: str, doc: Any) -> Any:
-        response = self._client.post(url, json=doc)
-        if response.status_code != 200:
-            _fail(self.name, url, response.status_code)
-        return response.json()
-
-    def close(self) -> None:
-        self._client.close()
-
-
-class HttpxDriver(Driver):
+class HttpxDriver(_SessionDriver):
     name = "httpx"
     thread_safe = True
 
@@ -92,59 +99,17 @@ class HttpxDriver(Driver):
             raise ClientUnavailable("httpx is not installed") from exc
         self._client = httpx.Client()
 
-    def get(self, url: str) -> bytes:
-        response = self._client.get(url)
-        if response.status_code != 200:
-            _fail(self.name, url, response.status_code)
-        return response.content
 
-    def get_json(self, url: str) -> Any:
-        response = self._client.get(url)
-        if response.status_code != 200:
-            _fail(self.name, url, response.status_code)
-        return response.json()
-
-    def post_json(self, url: str, doc: Any) -> Any:
-        response = self._client.post(url, json=doc)
-        if response.status_code != 200:
-            _fail(self.name, url, response.status_code)
-        return response.json()
-
-    def close(self) -> None:
-        self._client.close()
-
-
-class RequestsDriver(Driver):
+class RequestsDriver(_SessionDriver):
     name = "requests"
-    thread_safe = False
+    thread_safe = False  # a requests.Session is not guaranteed to be thread-safe
 
     def __init__(self) -> None:
         try:
             import requests
         except ImportError as exc:
             raise ClientUnavailable("requests is not installed") from exc
-        self._session = requests.Session()
-
-    def get(self, url: str) -> bytes:
-        response = self._session.get(url)
-        if response.status_code != 200:
-            _fail(self.name, url, response.status_code)
-        return response.content
-
-    def get_json(self, url: str) -> Any:
-        response = self._session.get(url)
-        if response.status_code != 200:
-            _fail(self.name, url, response.status_code)
-        return response.json()
-
-    def post_json(self, url: str, doc: Any) -> Any:
-        response = self._session.post(url, json=doc)
-        if response.status_code != 200:
-            _fail(self.name, url, response.status_code)
-        return response.json()
-
-    def close(self) -> None:
-        self._session.close()
+        self._client = requests.Session()
 
 
 class PycurlDriver(Driver):
@@ -171,7 +136,7 @@ class PycurlDriver(Driver):
         curl.perform()
         status = curl.getinfo(pycurl.RESPONSE_CODE)
         if status != 200:
-            _fail(self.name, url, status)
+            fail(self.name, url, status)
         return body.getvalue()
 
     def get(self, url: str) -> bytes:

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling modules, fro
 import async_workload  # noqa: E402
 from async_clients import ALL_LOOPS, DRIVERS, ClientUnavailable  # noqa: E402
 from nginx import Nginx  # noqa: E402
-from run_sync import _csv, _version  # noqa: E402
+from run_sync import _csv, _version, start_nginx  # noqa: E402
 
 BASELINES = ("aiohttp", "pyreqwest", "httpx")
 DEFAULT_CONCURRENCY = [1, 64, 256]
@@ -278,11 +278,8 @@ def main(argv: list[str] | None = None) -> int:
     if not cells:
         print("error: no client and event loop to measure", file=sys.stderr)
         return 2
-    try:
-        server = Nginx()
-        server.start()
-    except RuntimeError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    server = start_nginx()
+    if server is None:
         return 2
     rows: list[dict[str, Any]] = []
     try:

@@ -172,6 +172,17 @@ def _row(client: str, scenario: Any, m: Measurement) -> dict[str, Any]:
     }
 
 
+def start_nginx() -> Nginx | None:
+    """A started local nginx, or None after saying on stderr why there is none."""
+    server = Nginx()
+    try:
+        server.start()
+    except RuntimeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None
+    return server
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     # Turn SIGTERM into a normal exit so that nginx is stopped on the way out.
@@ -183,11 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     if not clients:
         print("error: no client to measure", file=sys.stderr)
         return 2
-    try:
-        server = Nginx()
-        server.start()
-    except RuntimeError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    server = start_nginx()
+    if server is None:
         return 2
     rows: list[dict[str, Any]] = []
     try:

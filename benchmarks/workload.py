@@ -62,13 +62,13 @@ def close_drivers(drivers: list[Driver]) -> None:
         driver.close()
 
 
-@dataclass
-class Measurement:
-    requests: int = 0
-    seconds: float = 0.0
-    cpu_seconds: float = 0.0
-    error: str | None = None
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+class Rates:
+    """The two figures every table shows, from a measurement's `requests`, `seconds` and
+    `cpu_seconds` (shared by the sync and async benchmarks)."""
+
+    requests: int
+    seconds: float
+    cpu_seconds: float
 
     @property
     def requests_per_second(self) -> float:
@@ -79,9 +79,19 @@ class Measurement:
         return self.cpu_seconds * 1e6 / self.requests if self.requests else 0.0
 
 
-def _cpu_seconds() -> float:
+def process_cpu_seconds() -> float:
+    """User + system CPU time of this process, all threads included."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
+
+
+@dataclass
+class Measurement(Rates):
+    requests: int = 0
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    error: str | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
 def run_timed(calls: list[Callable[[], Any]], seconds: float, warmup: float) -> Measurement:
@@ -133,13 +143,13 @@ def run_timed(calls: list[Callable[[], Any]], seconds: float, warmup: float) -> 
             thread.join(5)
         result.error = result.error or "warm-up did not finish"
         return result
-    cpu0, t0 = _cpu_seconds(), time.perf_counter()
+    cpu0, t0 = process_cpu_seconds(), time.perf_counter()
     deadline[0] = t0 + seconds
     go.set()
     for thread in threads:
         thread.join(seconds + 60)
     result.seconds = time.perf_counter() - t0
-    result.cpu_seconds = _cpu_seconds() - cpu0
+    result.cpu_seconds = process_cpu_seconds() - cpu0
     return result
 
 

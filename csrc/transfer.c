@@ -41,7 +41,6 @@ void rx_transfer_unref(rx_transfer *t)
     free(t->method);
     free(t->url);
     free(t->ca_file);
-    free(t->effective_url);
     rx_buffer_free(&t->header_lines);
     rx_buffer_free(&t->headers);
     rx_buffer_free(&t->body_buf);
@@ -417,16 +416,12 @@ void rx_transfer_collect(rx_transfer *t, CURLcode result)
 
     long status = 0, version = 0;
     curl_off_t total = 0;
-    const char *url = NULL;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_getinfo(h, CURLINFO_HTTP_VERSION, &version);
     curl_easy_getinfo(h, CURLINFO_TOTAL_TIME_T, &total);
-    curl_easy_getinfo(h, CURLINFO_EFFECTIVE_URL, &url);
     t->status = status;
     t->http_version_used = (int)version;
     t->total_time_us = total;
-    if (url != NULL && t->effective_url == NULL)
-        t->effective_url = strdup(url);
     if (t->error && t->error_text[0] == '\0' && t->error < RX_E_CANCELLED)
         snprintf(t->error_text, sizeof t->error_text, "%s", curl_easy_strerror(result));
 }

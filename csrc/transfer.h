@@ -99,7 +99,6 @@ struct rx_transfer {
     int http_version_used;   /* CURL_HTTP_VERSION_* */
     rx_buffer headers;       /* raw header block of the final response, status line included */
     rx_buffer body_buf;
-    char *effective_url;
     int64_t total_time_us;
     int error;               /* 0, a CURLcode, or an RX_E_* */
     int64_t completed_us;    /* monotonic time of completion (feeds the spin heuristic) */

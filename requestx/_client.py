@@ -22,7 +22,7 @@ from . import _aio, _core
 from ._auth import Auth, BasicAuth, build_auth
 from ._config import DEFAULT_LIMITS, DEFAULT_MAX_REDIRECTS, DEFAULT_TIMEOUT_CONFIG, Limits, Timeout
 from ._exceptions import UnsupportedProtocol, exception_for_engine_error
-from ._models import Cookies, Headers, Request, Response
+from ._models import _METHODS_WITH_BODY, Cookies, Headers, Request, Response
 from ._redirects import check_redirect_count, next_request
 from ._types import (
     CookieTypes,
@@ -62,7 +62,6 @@ _HTTP_VERSION_1_1 = 0  # the engine's RX_HTTP_* values
 _HTTP_VERSION_2_TLS = 1  # h2 negotiated by ALPN on https, HTTP/1.1 otherwise
 _HTTP_VERSION_2_PRIOR_KNOWLEDGE = 2  # h2c on http://, without an upgrade round trip
 
-_METHODS_WITH_BODY = frozenset({"POST", "PUT", "PATCH"})
 
 # Engine.perform / Engine.submit's leading arguments: method, URL, header entries, body,
 # timeouts (ms), HTTP version, verify, CA file.
@@ -340,7 +339,7 @@ class _BaseClient:
         """What the engine needs for `request`, in Engine.perform/submit's argument order."""
         _enforce_http_url(request)
         method = request.method
-        body = request.content if request._content is not None else request.read()
+        body = request.read()
         return (
             method.encode("ascii"),
             str(request.url).encode("ascii"),

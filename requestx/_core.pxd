@@ -26,7 +26,6 @@ cdef extern from "transfer.h" nogil:
         int http_version
         int verify
         long status
-        char *effective_url
         int64_t total_time_us
         int error
         char *error_text
