@@ -53,12 +53,19 @@ void rx_cq_close(rx_completion_queue *cq)
 
 void rx_cq_push(rx_completion_queue *cq, rx_transfer *t)
 {
-    t->cq_next = NULL;
     pthread_mutex_lock(&cq->lock);
     if (cq->closed) {
         pthread_mutex_unlock(&cq->lock);
         return; /* nobody will drain it: the transfer is freed with its last reference */
     }
+    if (__atomic_load_n(&t->in_cq, __ATOMIC_ACQUIRE)) {
+        /* A streaming transfer notified already and not yet drained: one entry is enough,
+         * the drainer looks at its current state. */
+        pthread_mutex_unlock(&cq->lock);
+        return;
+    }
+    __atomic_store_n(&t->in_cq, 1, __ATOMIC_RELAXED);
+    t->cq_next = NULL;
     rx_transfer_ref(t);
     int was_empty = cq->head == NULL;
     if (was_empty)
@@ -87,4 +94,9 @@ rx_transfer *rx_cq_drain(rx_completion_queue *cq)
     cq->head = cq->tail = NULL;
     pthread_mutex_unlock(&cq->lock);
     return head;
+}
+
+void rx_cq_settle(rx_transfer *t)
+{
+    __atomic_store_n(&t->in_cq, 0, __ATOMIC_RELEASE);
 }

@@ -43,4 +43,9 @@ void rx_cq_push(rx_completion_queue *cq, rx_transfer *t);
  * cq_next, oldest first; the caller owns one reference to each). NULL if none. */
 rx_transfer *rx_cq_drain(rx_completion_queue *cq);
 
+/* Event loop: after reading a drained transfer's cq_next, let it be queued again. A streaming
+ * transfer is queued at most once at a time, so a push that comes while it sits in a drained
+ * list is dropped: the drainer looks at the transfer's state after settling it. */
+void rx_cq_settle(rx_transfer *t);
+
 #endif

@@ -17,7 +17,7 @@
 
 __thread int64_t rx_loop_now_ms;
 
-enum { RX_CMD_SUBMIT = 1, RX_CMD_CANCEL = 2 };
+enum { RX_CMD_SUBMIT = 1, RX_CMD_CANCEL = 2, RX_CMD_RESUME = 3 };
 enum { MAX_EVENTS = 64, EASY_POOL_MAX = 128 };
 
 /* Spin-before-sleep for blocking waiters (see rx_engine_spin_wait). */
@@ -123,6 +123,15 @@ void rx_engine_cancel(rx_engine *e, rx_transfer *t)
         rx_transfer_unref(t); /* closing: shutdown completes the transfer anyway */
 }
 
+void rx_engine_resume(rx_engine *e, rx_transfer *t)
+{
+    /* At most one resume is in flight: curl stays paused until the loop thread has run it, so
+     * the write callback cannot pause again (and rx_stream_take cannot ask again) before. */
+    rx_transfer_ref(t);
+    if (push_command(e, &t->resume_cmd, RX_CMD_RESUME) != 0)
+        rx_transfer_unref(t);
+}
+
 /* ---------------------------------------------------------------------------------------------
  * Timeout heap (loop thread). Keys are lazy: activity moves a transfer's real deadline later
  * without touching the heap; when an entry reaches the top too early it is re-keyed instead.
@@ -213,6 +222,8 @@ static int64_t current_deadline(const rx_transfer *t)
     case RX_PHASE_CONNECTING:
         return -1; /* curl's CONNECTTIMEOUT_MS covers connecting and the TLS handshake */
     default: {
+        if (t->curl_paused)
+            return -1; /* the consumer is behind, not the server: no read timeout runs */
         int uploading = t->has_body && t->body_len > 64 * 1024 && t->uploaded < (int64_t)t->body_len;
         long timeout = uploading ? t->write_timeout_ms : t->read_timeout_ms;
         return timeout < 0 ? -1 : t->last_activity_ms + timeout;
@@ -302,6 +313,17 @@ static void start_transfer(rx_engine *e, rx_transfer *t)
         rx_transfer_finish(t, RX_E_NOMEM, "out of memory arming a timeout");
         end_transfer(e, t);
     }
+}
+
+static void resume_transfer(rx_transfer *t)
+{
+    if (__atomic_load_n(&t->state, __ATOMIC_RELAXED) == RX_ACTIVE && t->curl_paused) {
+        t->curl_paused = 0;
+        t->last_activity_ms = rx_loop_now_ms; /* the read timeout starts again from now */
+        /* May call the write callback at once with the data it held back (and pause again). */
+        curl_easy_pause(t->easy, CURLPAUSE_CONT);
+    }
+    rx_transfer_unref(t); /* the resume command's reference */
 }
 
 static void cancel_transfer(rx_engine *e, rx_transfer *t)
@@ -415,8 +437,10 @@ static void run_commands(rx_engine *e)
         rx_command *next = cmd->next; /* read first: completing may free the transfer */
         if (cmd->kind == RX_CMD_SUBMIT)
             start_transfer(e, cmd->transfer);
-        else
+        else if (cmd->kind == RX_CMD_CANCEL)
             cancel_transfer(e, cmd->transfer);
+        else
+            resume_transfer(cmd->transfer);
         cmd = next;
     }
 }

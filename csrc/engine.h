@@ -32,6 +32,9 @@ int rx_engine_submit(rx_engine *e, rx_transfer *t);
  * already. Safe to call more than once and after completion. */
 void rx_engine_cancel(rx_engine *e, rx_transfer *t);
 
+/* Let a streaming transfer paused by its full buffer go on (after rx_stream_take() said so). */
+void rx_engine_resume(rx_engine *e, rx_transfer *t);
+
 /* For a blocking waiter, before it sleeps on the transfer's semaphore: spin for a few tens of
  * microseconds in case the transfer is about to finish. Returns 1 if it finished (the semaphore
  * has been consumed: do not wait on it again), else 0. See the comment in engine.c. */

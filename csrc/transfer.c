@@ -26,7 +26,9 @@ rx_transfer *rx_transfer_new(void)
     t->heap_index = -1;
     t->connect_timeout_ms = t->read_timeout_ms = t->write_timeout_ms = t->pool_timeout_ms = -1;
     t->verify = 1;
-    t->submit_cmd.transfer = t->cancel_cmd.transfer = t;
+    t->submit_cmd.transfer = t->cancel_cmd.transfer = t->resume_cmd.transfer = t;
+    pthread_mutex_init(&t->stream_lock, NULL);
+    pthread_cond_init(&t->stream_cond, NULL);
     __atomic_add_fetch(&live_transfers, 1, __ATOMIC_RELAXED);
     return t;
 }
@@ -47,6 +49,8 @@ void rx_transfer_unref(rx_transfer *t)
     if (t->cq != NULL)
         rx_cq_unref(t->cq);
     sem_destroy(&t->done);
+    pthread_cond_destroy(&t->stream_cond);
+    pthread_mutex_destroy(&t->stream_lock);
     free(t);
     __atomic_sub_fetch(&live_transfers, 1, __ATOMIC_RELAXED);
 }
@@ -169,11 +173,47 @@ char *rx_transfer_take_body(rx_transfer *t, size_t *len) { return rx_buffer_stea
  * libcurl callbacks: loop thread only. They append to C buffers and note the time; nothing else.
  */
 
+/* Streaming: wake whoever consumes this transfer. Called with stream_lock held; returns 1 when
+ * the caller must push the transfer onto its completion queue once the lock is released. */
+static int notify_consumer_locked(rx_transfer *t)
+{
+    pthread_cond_broadcast(&t->stream_cond);
+    if (t->consumer_waiting && t->cq != NULL) {
+        t->consumer_waiting = 0;
+        return 1;
+    }
+    return 0;
+}
+
+static size_t on_stream_body(rx_transfer *t, char *data, size_t n)
+{
+    pthread_mutex_lock(&t->stream_lock);
+    if (t->body_buf.len >= RX_STREAM_HIGH_WATER) {
+        /* Full: curl keeps `data` and offers it again after rx_engine_resume(). */
+        t->paused = 1;
+        t->curl_paused = 1;
+        pthread_mutex_unlock(&t->stream_lock);
+        return CURL_WRITEFUNC_PAUSE;
+    }
+    int failed = rx_buffer_append(&t->body_buf, data, n) != 0;
+    int push = notify_consumer_locked(t);
+    pthread_mutex_unlock(&t->stream_lock);
+    if (push)
+        rx_cq_push(t->cq, t);
+    if (failed) {
+        t->own_error = RX_E_NOMEM;
+        return 0;
+    }
+    return n;
+}
+
 static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
 {
     rx_transfer *t = userdata;
     size_t n = size * nmemb;
     t->last_activity_ms = rx_loop_now_ms;
+    if (t->stream)
+        return on_stream_body(t, data, n);
     if (t->body_buf.cap == 0) {
         /* Pre-size from Content-Length (capped: a hostile length must not reserve gigabytes). */
         curl_off_t expected = -1;
@@ -224,15 +264,59 @@ static int content_length_conflicts(rx_transfer *t, const char *line, size_t n)
     return 0;
 }
 
+/* The status code of a status line ("HTTP/1.1 200 OK", "HTTP/2 200"), 0 if unreadable. */
+static long parse_status(const char *line, size_t n)
+{
+    size_t i = 5;
+    while (i < n && line[i] != ' ')
+        i++;
+    long code = 0;
+    for (i++; i < n && line[i] >= '0' && line[i] <= '9' && code < 1000; i++)
+        code = code * 10 + (line[i] - '0');
+    return code;
+}
+
+/* The blank line after the final (non-1xx) header block: status and headers are final. */
+static void headers_complete(rx_transfer *t)
+{
+    long status = 0, version = 0;
+    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_getinfo(t->easy, CURLINFO_HTTP_VERSION, &version);
+    if (!t->stream) {
+        t->headers_done = 1;
+        return;
+    }
+    pthread_mutex_lock(&t->stream_lock);
+    t->status = status;
+    t->http_version_used = (int)version;
+    t->headers_done = 1;
+    int push = notify_consumer_locked(t);
+    pthread_mutex_unlock(&t->stream_lock);
+    if (push)
+        rx_cq_push(t->cq, t);
+}
+
 static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
 {
     rx_transfer *t = userdata;
     size_t n = size * nmemb;
     t->last_activity_ms = rx_loop_now_ms;
+    if (t->headers_done)
+        return n; /* trailers after a chunked body: not part of the response headers */
     /* A status line starts a new response (after a 1xx): keep only the final block. */
     if (n >= 5 && memcmp(data, "HTTP/", 5) == 0) {
         rx_buffer_clear(&t->headers);
         t->content_length = -1;
+        t->block_status = parse_status(data, n);
+    } else if ((n == 2 && data[0] == '\r' && data[1] == '\n') || (n == 1 && data[0] == '\n')) {
+        if (t->block_status >= 200 || t->block_status == 101) {
+            if (rx_buffer_append(&t->headers, data, n) != 0) {
+                t->own_error = RX_E_NOMEM;
+                return 0;
+            }
+            headers_complete(t);
+            return n;
+        }
     } else if (content_length_conflicts(t, data, n)) {
         t->own_error = RX_E_BAD_FRAMING;
         return 0;
@@ -329,10 +413,11 @@ int rx_transfer_setup(rx_transfer *t, CURL *h, CURLSH *share)
     SET(CURLOPT_SHARE, share);
     SET(CURLOPT_PIPEWAIT, 1L);
     SET(CURLOPT_ERRORBUFFER, t->error_text);
-    /* Turns on decoding of every encoding this libcurl knows. When the caller sent its own
-     * Accept-Encoding header, that header goes out instead of curl's; decoding still applies
-     * (httpx decodes whatever the server answers, too). */
-    SET(CURLOPT_ACCEPT_ENCODING, "");
+    /* Bodies are handed over as received: the Python layer undoes Content-Encoding, so that it
+     * can check the compressed stream really ended (libcurl 7.88 accepts a truncated gzip body
+     * as complete) and so that `iter_raw()` has the bytes as sent. The Accept-Encoding header
+     * is the caller's to send, too. */
+    SET(CURLOPT_HTTP_CONTENT_DECODING, 0L);
 
     SET(CURLOPT_WRITEFUNCTION, on_body);
     SET(CURLOPT_WRITEDATA, t);
@@ -419,8 +504,11 @@ void rx_transfer_collect(rx_transfer *t, CURLcode result)
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_getinfo(h, CURLINFO_HTTP_VERSION, &version);
     curl_easy_getinfo(h, CURLINFO_TOTAL_TIME_T, &total);
-    t->status = status;
-    t->http_version_used = (int)version;
+    if (!t->stream || !t->headers_done) {
+        /* A streaming consumer may be reading these already: they were set at headers_done. */
+        t->status = status;
+        t->http_version_used = (int)version;
+    }
     t->total_time_us = total;
     if (t->error && t->error_text[0] == '\0' && t->error < RX_E_CANCELLED)
         snprintf(t->error_text, sizeof t->error_text, "%s", curl_easy_strerror(result));
@@ -447,7 +535,68 @@ void rx_transfer_complete(rx_transfer *t)
     __atomic_store_n(&t->state, RX_DONE, __ATOMIC_RELEASE);
     /* The semaphore is posted in both modes: an event loop that shuts down waits on it for the
      * transfers it cancelled, since their request bodies are borrowed until then. */
+    if (t->stream) {
+        pthread_mutex_lock(&t->stream_lock);
+        t->consumer_waiting = 0;
+        pthread_cond_broadcast(&t->stream_cond);
+        pthread_mutex_unlock(&t->stream_lock);
+    }
     if (t->cq != NULL)
         rx_cq_push(t->cq, t);
     sem_post(&t->done);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Streaming, consumer side (see transfer.h).
+ */
+
+static int stream_ready_locked(rx_transfer *t, int want_body)
+{
+    if (rx_transfer_is_done(t))
+        return 1;
+    return want_body ? t->body_buf.len > 0 : t->headers_done;
+}
+
+int rx_stream_ready(rx_transfer *t, int want_body, int arm)
+{
+    pthread_mutex_lock(&t->stream_lock);
+    int ready = stream_ready_locked(t, want_body);
+    if (!ready && arm)
+        t->consumer_waiting = 1;
+    pthread_mutex_unlock(&t->stream_lock);
+    return ready;
+}
+
+int rx_stream_wait(rx_transfer *t, int want_body, long timeout_ms)
+{
+    struct timespec deadline;
+    if (timeout_ms >= 0) {
+        clock_gettime(CLOCK_REALTIME, &deadline); /* the condition variable's default clock */
+        deadline.tv_sec += timeout_ms / 1000;
+        deadline.tv_nsec += (timeout_ms % 1000) * 1000000L;
+        if (deadline.tv_nsec >= 1000000000L) {
+            deadline.tv_sec += 1;
+            deadline.tv_nsec -= 1000000000L;
+        }
+    }
+    int rc = 0;
+    pthread_mutex_lock(&t->stream_lock);
+    while (!stream_ready_locked(t, want_body) && rc == 0)
+        rc = timeout_ms < 0 ? pthread_cond_wait(&t->stream_cond, &t->stream_lock)
+                            : pthread_cond_timedwait(&t->stream_cond, &t->stream_lock, &deadline);
+    int ready = stream_ready_locked(t, want_body);
+    pthread_mutex_unlock(&t->stream_lock);
+    return ready ? 0 : ETIMEDOUT;
+}
+
+char *rx_stream_take(rx_transfer *t, size_t *len, int *resume)
+{
+    pthread_mutex_lock(&t->stream_lock);
+    char *data = t->body_buf.len ? rx_buffer_steal(&t->body_buf, len) : NULL;
+    if (data == NULL)
+        *len = 0;
+    *resume = t->paused;
+    t->paused = 0;
+    pthread_mutex_unlock(&t->stream_lock);
+    return data;
 }

@@ -17,6 +17,7 @@
 #ifndef RX_TRANSFER_H
 #define RX_TRANSFER_H
 
+#include <pthread.h>
 #include <semaphore.h>
 #include <stdint.h>
 
@@ -61,7 +62,7 @@ typedef struct rx_transfer rx_transfer;
 typedef struct rx_command {
     struct rx_command *next;
     rx_transfer *transfer;
-    int kind; /* RX_CMD_SUBMIT, RX_CMD_CANCEL */
+    int kind; /* RX_CMD_SUBMIT, RX_CMD_CANCEL, RX_CMD_RESUME */
 } rx_command;
 
 struct rx_transfer {
@@ -80,6 +81,7 @@ struct rx_transfer {
     int http_version;        /* RX_HTTP_* */
     int verify;              /* verify the peer's certificate and host name */
     char *ca_file;           /* NULL: libcurl's default bundle */
+    int stream;              /* hand the body over in pieces as it arrives (see "Streaming") */
 
     /* ---- loop-thread state ---- */
     CURL *easy;
@@ -93,6 +95,8 @@ struct rx_transfer {
     long heap_index;         /* -1 when not in the heap */
     int own_error;           /* an RX_E_* decided by a callback, wins over curl's code */
     int64_t content_length;  /* Content-Length of the response being received, -1 if none */
+    long block_status;       /* status code of the header block being received */
+    int curl_paused;         /* the write callback paused the transfer (stream buffer full) */
 
     /* ---- response: written by the loop thread, read by the waiter once state == RX_DONE ---- */
     long status;
@@ -116,8 +120,28 @@ struct rx_transfer {
     int cancel_sent;         /* atomic: a cancel command was queued already */
     int state;               /* atomic: RX_NEW .. RX_DONE */
     int refs;                /* atomic reference count */
+    int in_cq;               /* atomic: in a completion queue or a drained list not yet settled */
     sem_t done;              /* posted once, when state becomes RX_DONE */
+
+    /* ---- streaming: guarded by stream_lock (see "Streaming" below) ---- */
+    pthread_mutex_t stream_lock;
+    pthread_cond_t stream_cond; /* a blocking consumer waits here */
+    int headers_done;        /* status, http_version_used and headers are final */
+    int paused;              /* body_buf reached RX_STREAM_HIGH_WATER: curl is paused */
+    int consumer_waiting;    /* an event-loop consumer wants a completion-queue notification */
+    rx_command resume_cmd;
 };
+
+/* Streaming
+ * ---------
+ * With `stream` set, the waiter is told as soon as the final response's header block is in
+ * (headers_done), and body bytes collect in body_buf, which the consumer empties with
+ * rx_stream_take(). Past RX_STREAM_HIGH_WATER buffered bytes the write callback pauses the
+ * transfer; rx_stream_take() then queues a resume command, so memory stays bounded however slow
+ * the consumer is and no Python code ever runs on the loop thread. A blocking consumer sleeps on
+ * stream_cond; an event-loop consumer arms `consumer_waiting` and is woken through its
+ * completion queue (one notification per wait, not per chunk). */
+#define RX_STREAM_HIGH_WATER (1024 * 1024)
 
 rx_transfer *rx_transfer_new(void);
 void rx_transfer_ref(rx_transfer *t);
@@ -156,6 +180,17 @@ void rx_transfer_detach(rx_transfer *t);
 void rx_transfer_complete(rx_transfer *t);
 
 const char *rx_transfer_http_version(const rx_transfer *t);
+
+/* Consumer side of a streaming transfer (any thread but the loop thread).
+ * rx_stream_ready(): 1 when the headers are in (want_body = 0), or when body bytes are buffered
+ * (want_body = 1); also 1 once the transfer is done. Otherwise 0, and with `arm` set the next
+ * event pushes the transfer onto its completion queue.
+ * rx_stream_wait(): block until ready or timeout_ms passes (< 0: no limit); 0 or ETIMEDOUT.
+ * rx_stream_take(): the buffered body bytes (malloc'd, the caller frees; NULL when none); sets
+ * *resume when the transfer was paused and must be resumed with rx_engine_resume(). */
+int rx_stream_ready(rx_transfer *t, int want_body, int arm);
+int rx_stream_wait(rx_transfer *t, int want_body, long timeout_ms);
+char *rx_stream_take(rx_transfer *t, size_t *len, int *resume);
 
 /* Number of transfers alive in this process (debug aid: tests assert it returns to zero). */
 long rx_transfer_live_count(void);

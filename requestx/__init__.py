@@ -5,7 +5,7 @@
 200
 """
 
-from ._api import delete, get, head, options, patch, post, put, request
+from ._api import delete, get, head, options, patch, post, put, request, stream
 from ._auth import Auth, BasicAuth, DigestAuth
 from ._client import USE_CLIENT_DEFAULT, AsyncClient, Client, __version__
 from ._config import Limits, Proxy, Timeout
@@ -97,4 +97,5 @@ __all__ = [
     "post",
     "put",
     "request",
+    "stream",
 ]

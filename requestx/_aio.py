@@ -14,6 +14,10 @@ request (no `call_soon_threadsafe`, no executor). Bridges are found from the run
 asyncio loops key a `WeakKeyDictionary`, trio runs a `RunVar`. A client can therefore be used
 from several event loops in turn (one after another, or at once from different threads).
 
+Streaming responses use the same queue: a consumer that finds no data arms a notification
+(`PendingTransfer.read_chunk(False)`) and sleeps in `wait_for_news`; the loop thread queues the
+transfer at most once until it has been drained, however many chunks arrive meanwhile.
+
 Cancellation: when the awaiting task is cancelled, the bridge sends the transfer a cancel
 command and re-raises at once; the transfer stays registered in the queue (which keeps its
 request body alive for the C side) until the loop thread reports it finished.
@@ -61,6 +65,10 @@ class _AsyncioBridge:
             # a coroutine that loops over requests cannot starve the rest of the event loop.
             await asyncio.sleep(0)
             return
+        await self.wait_for_news(pending)
+
+    async def wait_for_news(self, pending: _core.PendingTransfer) -> None:
+        """Sleep until the queue reports `pending`: finished, or (a stream) able to go on."""
         loop = self._loop()
         assert loop is not None  # we are running on it
         future = loop.create_future()
@@ -116,6 +124,12 @@ class _TrioBridge:
         if self.queue.try_spin(pending) is not None:  # see _AsyncioBridge.wait
             await trio.lowlevel.checkpoint()
             return
+        await self.wait_for_news(pending)
+
+    async def wait_for_news(self, pending: _core.PendingTransfer) -> None:
+        """Sleep until the queue reports `pending`: finished, or (a stream) able to go on."""
+        import trio
+
         pending.waiter = trio.lowlevel.current_task()
 
         def abort(_: typing.Any) -> trio.lowlevel.Abort:

@@ -8,6 +8,7 @@ connections and does not start a thread per call.
 
 from __future__ import annotations
 
+import contextlib
 import typing
 
 from ._client import Client, _get_shared_engine
@@ -24,7 +25,7 @@ from ._types import (
 )
 from ._urls import URL
 
-__all__ = ["delete", "get", "head", "options", "patch", "post", "put", "request"]
+__all__ = ["delete", "get", "head", "options", "patch", "post", "put", "request", "stream"]
 
 
 def request(
@@ -51,7 +52,7 @@ def request(
     >>> response.status_code
     200
     """
-    client = Client(
+    client = _client_on_shared_engine(
         cookies=cookies,
         proxy=proxy,
         verify=verify,
@@ -60,8 +61,6 @@ def request(
         auth=auth,
         follow_redirects=follow_redirects,
     )
-    client._engine = _get_shared_engine()
-    client._owns_engine = False
     with client:
         return client.request(
             method,
@@ -73,6 +72,63 @@ def request(
             params=params,
             headers=headers,
         )
+
+
+@contextlib.contextmanager
+def stream(
+    method: str,
+    url: URL | str,
+    *,
+    params: QueryParamTypes | None = None,
+    content: RequestContent | None = None,
+    data: RequestData | None = None,
+    files: RequestFiles | None = None,
+    json: typing.Any | None = None,
+    headers: HeaderTypes | None = None,
+    cookies: CookieTypes | None = None,
+    auth: typing.Any = None,
+    proxy: typing.Any = None,
+    timeout: TimeoutTypes = DEFAULT_TIMEOUT_CONFIG,
+    follow_redirects: bool = False,
+    verify: bool | str = True,
+    trust_env: bool = True,
+) -> typing.Iterator[Response]:
+    """Send one request and stream its response (see `Client.stream`).
+
+    >>> with requestx.stream("GET", "https://www.example.org/big") as response:
+    ...     for chunk in response.iter_bytes():
+    ...         sink.write(chunk)
+    """
+    client = _client_on_shared_engine(
+        cookies=cookies,
+        proxy=proxy,
+        verify=verify,
+        timeout=timeout,
+        trust_env=trust_env,
+        auth=auth,
+        follow_redirects=follow_redirects,
+    )
+    with (
+        client,
+        client.stream(
+            method,
+            url,
+            content=content,
+            data=data,
+            files=files,
+            json=json,
+            params=params,
+            headers=headers,
+        ) as response,
+    ):
+        yield response
+
+
+def _client_on_shared_engine(**options: typing.Any) -> Client:
+    client = Client(**options)
+    client._engine = _get_shared_engine()
+    client._owns_engine = False
+    return client
 
 
 def get(url: URL | str, **kwargs: typing.Any) -> Response:

@@ -16,14 +16,17 @@ what the caller passed.
 
 from __future__ import annotations
 
+import contextlib
 import typing
 
 from . import _aio, _core
 from ._auth import Auth, BasicAuth, build_auth
 from ._config import DEFAULT_LIMITS, DEFAULT_MAX_REDIRECTS, DEFAULT_TIMEOUT_CONFIG, Limits, Timeout
+from ._decoders import accept_encoding_header
 from ._exceptions import UnsupportedProtocol, exception_for_engine_error
 from ._models import _METHODS_WITH_BODY, Cookies, Headers, Request, Response
 from ._redirects import check_redirect_count, next_request
+from ._streams import AsyncEngineResponseStream, EngineResponseStream
 from ._types import (
     CookieTypes,
     HeaderTypes,
@@ -50,10 +53,12 @@ class UseClientDefault:
 
 USE_CLIENT_DEFAULT = UseClientDefault()
 
-# What httpx sends by default, with our name. libcurl decodes every encoding listed here.
+# What httpx sends by default, with our name. Accept-Encoding lists what Python can decode as
+# well as libcurl (streamed bodies are decoded in Python): br and zstd only when their modules
+# are installed, as in httpx.
 DEFAULT_HEADERS: list[tuple[bytes, bytes]] = [
     (b"Accept", b"*/*"),
-    (b"Accept-Encoding", b"gzip, deflate, br, zstd"),
+    (b"Accept-Encoding", accept_encoding_header()),
     (b"Connection", b"keep-alive"),
     (b"User-Agent", f"python-requestx/{__version__}".encode()),
 ]
@@ -356,7 +361,22 @@ class _BaseClient:
         response = Response._from_engine(request, status, version, raw_headers, body, elapsed)
         if self._default_encoding != "utf-8":
             response.default_encoding = self._default_encoding
-        # Cookie extraction is skipped unless the server set one (a cheap scan of the block).
+        # Cookies and content decoding are skipped unless the header block mentions them (a
+        # cheap scan; most responses need neither).
+        lowered = raw_headers.lower()
+        if b"content-encoding:" in lowered:
+            response._decode_engine_body(request)
+        if b"set-cookie:" in lowered:
+            self._cookies.extract_cookies(response)
+        return response
+
+    def _build_stream_response(
+        self, request: Request, head: tuple[int, str, bytes], stream: typing.Any
+    ) -> Response:
+        status, version, raw_headers = head
+        response = Response._from_engine_stream(request, status, version, raw_headers, stream)
+        if self._default_encoding != "utf-8":
+            response.default_encoding = self._default_encoding
         if b"set-cookie:" in raw_headers.lower():
             self._cookies.extract_cookies(response)
         return response
@@ -415,6 +435,17 @@ class Client(_BaseClient):
             raise exception_for_engine_error(exc.code, exc.message, request) from exc
         return self._build_response(request, result)
 
+    def _send_single_stream(self, request: Request) -> Response:
+        """One request whose response is returned once its headers are in (stream=True)."""
+        arguments = self._engine_arguments(request)
+        try:
+            pending = self._engine.open_stream(*arguments, None)
+            head = pending.response_head(True)
+        except _core.EngineError as exc:
+            raise exception_for_engine_error(exc.code, exc.message, request) from exc
+        assert head is not None  # a blocking wait returns the head or raises
+        return self._build_stream_response(request, head, EngineResponseStream(pending, request))
+
     def send(
         self,
         request: Request,
@@ -424,28 +455,32 @@ class Client(_BaseClient):
         follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT,
     ) -> Response:
         """Send a built request: authentication flow, redirects if asked, event hooks.
-        Responses are read in full."""
+        The response is read in full, unless `stream` (then close it when done with it)."""
         follow = self._check_send_options(follow_redirects)
         history: list[Response] = []
         flow_auth = self._auth_for(request, auth)
         if flow_auth is None:
-            return self._send_handling_redirects(request, follow, history)
+            return self._send_handling_redirects(request, follow, history, stream)
         flow = flow_auth.sync_auth_flow(request)
         try:
             request = next(flow)
             while True:
-                response = self._send_handling_redirects(request, follow, history)
+                response = self._send_handling_redirects(request, follow, history, stream)
                 try:
                     request = flow.send(response)
                 except StopIteration:
                     return response
+                except BaseException:
+                    response.close()
+                    raise
+                response.close()  # superseded by the flow's next request
                 response.history = list(history)
                 history.append(response)
         finally:
             flow.close()
 
     def _send_handling_redirects(
-        self, request: Request, follow: bool, history: list[Response]
+        self, request: Request, follow: bool, history: list[Response], stream: bool = False
     ) -> Response:
         request_hooks = self._event_hooks["request"]
         response_hooks = self._event_hooks["response"]
@@ -454,13 +489,44 @@ class Client(_BaseClient):
                 check_redirect_count(history, self.max_redirects, request)
             for hook in request_hooks:
                 hook(request)
-            response = self._send_single(request)
-            for hook in response_hooks:
-                hook(response)
-            following = self._after_response(request, response, history, follow)
+            send_single = self._send_single_stream if stream else self._send_single
+            response = send_single(request)
+            try:
+                for hook in response_hooks:
+                    hook(response)
+                following = self._after_response(request, response, history, follow)
+            except BaseException:
+                response.close()
+                raise
             if following is None:
                 return response
+            if stream:
+                response.read()  # a redirect hop's (small) body: keeps its connection usable
             request = following
+
+    @contextlib.contextmanager
+    def stream(
+        self,
+        method: str,
+        url: URL | str,
+        *,
+        auth: typing.Any = USE_CLIENT_DEFAULT,
+        follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT,
+        **kwargs: typing.Any,
+    ) -> typing.Iterator[Response]:
+        """Send a request and give the response before its body is read; the body is then
+        read with `iter_bytes()` and friends, or `read()`. Closed when the block ends.
+
+        >>> with client.stream("GET", "/big-file") as response:
+        ...     for chunk in response.iter_bytes():
+        ...         sink.write(chunk)
+        """
+        request = self.build_request(method, url, **kwargs)
+        response = self.send(request, stream=True, auth=auth, follow_redirects=follow_redirects)
+        try:
+            yield response
+        finally:
+            response.close()
 
     def request(
         self,
@@ -568,6 +634,24 @@ class AsyncClient(_BaseClient):
             raise exception_for_engine_error(exc.code, exc.message, request) from exc
         return self._build_response(request, result)
 
+    async def _send_single_stream(self, request: Request) -> Response:
+        """One request whose response is returned once its headers are in (stream=True)."""
+        arguments = self._engine_arguments(request)
+        bridge = _aio.current_bridge()
+        await bridge.checkpoint_if_cancelled()
+        try:
+            pending = self._engine.open_stream(*arguments, bridge.queue)
+            try:
+                while (head := pending.response_head(False)) is None:
+                    await bridge.wait_for_news(pending)
+            except BaseException:
+                pending.close_stream()
+                raise
+        except _core.EngineError as exc:
+            raise exception_for_engine_error(exc.code, exc.message, request) from exc
+        stream = AsyncEngineResponseStream(pending, request, bridge)
+        return self._build_stream_response(request, head, stream)
+
     async def send(
         self,
         request: Request,
@@ -577,28 +661,32 @@ class AsyncClient(_BaseClient):
         follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT,
     ) -> Response:
         """Send a built request: authentication flow, redirects if asked, event hooks
-        (awaited). Responses are read in full."""
+        (awaited). The response is read in full, unless `stream` (then `aclose()` it)."""
         follow = self._check_send_options(follow_redirects)
         history: list[Response] = []
         flow_auth = self._auth_for(request, auth)
         if flow_auth is None:
-            return await self._send_handling_redirects(request, follow, history)
+            return await self._send_handling_redirects(request, follow, history, stream)
         flow = flow_auth.async_auth_flow(request)
         try:
             request = await flow.__anext__()
             while True:
-                response = await self._send_handling_redirects(request, follow, history)
+                response = await self._send_handling_redirects(request, follow, history, stream)
                 try:
                     request = await flow.asend(response)
                 except StopAsyncIteration:
                     return response
+                except BaseException:
+                    await response.aclose()
+                    raise
+                await response.aclose()  # superseded by the flow's next request
                 response.history = list(history)
                 history.append(response)
         finally:
             await flow.aclose()
 
     async def _send_handling_redirects(
-        self, request: Request, follow: bool, history: list[Response]
+        self, request: Request, follow: bool, history: list[Response], stream: bool = False
     ) -> Response:
         request_hooks = self._event_hooks["request"]
         response_hooks = self._event_hooks["response"]
@@ -607,13 +695,48 @@ class AsyncClient(_BaseClient):
                 check_redirect_count(history, self.max_redirects, request)
             for hook in request_hooks:
                 await hook(request)
-            response = await self._send_single(request)
-            for hook in response_hooks:
-                await hook(response)
-            following = self._after_response(request, response, history, follow)
+            if stream:
+                response = await self._send_single_stream(request)
+            else:
+                response = await self._send_single(request)
+            try:
+                for hook in response_hooks:
+                    await hook(response)
+                following = self._after_response(request, response, history, follow)
+            except BaseException:
+                await response.aclose()
+                raise
             if following is None:
                 return response
+            if stream:
+                await response.aread()  # a redirect hop's (small) body, as in the sync client
             request = following
+
+    @contextlib.asynccontextmanager
+    async def stream(
+        self,
+        method: str,
+        url: URL | str,
+        *,
+        auth: typing.Any = USE_CLIENT_DEFAULT,
+        follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT,
+        **kwargs: typing.Any,
+    ) -> typing.AsyncIterator[Response]:
+        """Send a request and give the response before its body is read; the body is then
+        read with `aiter_bytes()` and friends, or `aread()`. Closed when the block ends.
+
+        >>> async with client.stream("GET", "/big-file") as response:
+        ...     async for chunk in response.aiter_bytes():
+        ...         sink.write(chunk)
+        """
+        request = self.build_request(method, url, **kwargs)
+        response = await self.send(
+            request, stream=True, auth=auth, follow_redirects=follow_redirects
+        )
+        try:
+            yield response
+        finally:
+            await response.aclose()
 
     async def request(
         self,

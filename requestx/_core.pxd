@@ -25,6 +25,8 @@ cdef extern from "transfer.h" nogil:
         long pool_timeout_ms
         int http_version
         int verify
+        int stream
+        int headers_done
         long status
         int64_t total_time_us
         int error
@@ -44,6 +46,10 @@ cdef extern from "transfer.h" nogil:
     int rx_transfer_wait(rx_transfer *t, long timeout_ms)
     char *rx_transfer_take_body(rx_transfer *t, size_t *length)
     const char *rx_transfer_http_version(const rx_transfer *t)
+    bint rx_transfer_is_done(const rx_transfer *t)
+    int rx_stream_ready(rx_transfer *t, int want_body, int arm)
+    int rx_stream_wait(rx_transfer *t, int want_body, long timeout_ms)
+    char *rx_stream_take(rx_transfer *t, size_t *length, int *resume)
     long rx_transfer_live_count()
 
 
@@ -51,6 +57,7 @@ cdef extern from "completion.h" nogil:
     rx_completion_queue *rx_cq_new()
     void rx_cq_close(rx_completion_queue *cq)
     rx_transfer *rx_cq_drain(rx_completion_queue *cq)
+    void rx_cq_settle(rx_transfer *t)
 
 
 cdef extern from "engine.h" nogil:
@@ -71,6 +78,7 @@ cdef extern from "engine.h" nogil:
     rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len)
     int rx_engine_submit(rx_engine *e, rx_transfer *t)
     void rx_engine_cancel(rx_engine *e, rx_transfer *t)
+    void rx_engine_resume(rx_engine *e, rx_transfer *t)
     int rx_engine_spin_wait(rx_engine *e, rx_transfer *t)
     void rx_engine_wait_finished(rx_engine *e, rx_transfer *t)
     int rx_engine_close(rx_engine *e, long timeout_ms)
@@ -94,7 +102,13 @@ cdef class PendingTransfer:
     cdef rx_transfer *transfer
     cdef Engine engine
     cdef object body
+    cdef bint streaming
+    cdef bint blocking
+    cdef bint eof
     cdef public object waiter
+    cdef void _stop_blocking_stream(self)
+    cdef int _wait_stream(self, int want_body) except -1
+    cdef rx_transfer *_stream_transfer(self) except NULL
 
 
 cdef class Engine:

@@ -245,14 +245,60 @@ cdef class Engine:
         queue.pending[<size_t>pending.transfer] = pending
         return pending
 
+    def open_stream(self, bytes method not None, bytes url not None, list headers not None,
+                    bytes body, tuple timeouts not None, int http_version, bint verify,
+                    bytes ca_file, CompletionQueue queue):
+        """Start a request whose response is consumed as it arrives (see PendingTransfer's
+        stream methods). The body is handed over undecoded (Content-Encoding is the caller's).
+
+        queue None: a blocking consumer (waits in this thread); otherwise an event loop's
+        queue, which is notified whenever an armed wait can go on. Like every engine body, the
+        stream is not content-decoded."""
+        if queue is not None and queue.closed:
+            raise EngineError(RX_E_ENGINE_CLOSED, "the event loop's completion queue is closed")
+        cdef rx_engine *e = self._live()
+        cdef PendingTransfer pending = PendingTransfer.__new__(PendingTransfer)
+        pending.transfer = rx_transfer_new()
+        if pending.transfer == NULL:
+            raise MemoryError()
+        pending.engine = self
+        pending.body = body  # borrowed by C until the transfer completes
+        pending.streaming = True
+        pending.blocking = queue is None
+        _fill_request(pending.transfer, method, url, headers, body, timeouts, http_version,
+                      verify, ca_file)
+        pending.transfer.stream = 1
+        if queue is not None:
+            rx_transfer_set_completion_queue(pending.transfer, queue.queue)
+        if rx_engine_submit(e, pending.transfer) != 0:
+            raise EngineError(RX_E_ENGINE_CLOSED, "the client has been closed")
+        if queue is not None:
+            queue.pending[<size_t>pending.transfer] = pending
+        return pending
+
 
 cdef class PendingTransfer:
     """A request running on the engine for an event loop (see Engine.submit)."""
 
     def __dealloc__(self):
         if self.transfer != NULL:
+            if self.blocking:
+                self._stop_blocking_stream()
             rx_transfer_unref(self.transfer)
             self.transfer = NULL
+
+    cdef void _stop_blocking_stream(self):
+        """A blocking stream let go of: cancel it and wait until the loop thread is done with
+        it (it borrows the request body). Not in a forked child, whose engine has no thread."""
+        cdef rx_transfer *t = self.transfer
+        cdef rx_engine *e = self.engine.engine
+        if rx_transfer_is_done(t) or e == NULL:
+            return
+        if self.engine.fork_generation != _fork_generation:
+            return
+        with nogil:
+            rx_engine_cancel(e, t)
+            rx_transfer_wait(t, -1)
 
     def cancel(self):
         """Ask the loop thread to stop it (no effect once it has finished)."""
@@ -273,6 +319,100 @@ cdef class PendingTransfer:
             return _take_result(t)
         finally:
             rx_transfer_unref(t)
+
+
+    # -- streaming (transfers from Engine.open_stream) --
+
+    cdef int _wait_stream(self, int want_body) except -1:
+        """Block (GIL released) until the stream can go on; Ctrl-C cancels it."""
+        cdef rx_transfer *t = self.transfer
+        cdef int rc
+        while True:
+            with nogil:
+                rc = rx_stream_wait(t, want_body, SIGNAL_CHECK_MS)
+            if rc == 0:
+                return 0
+            try:
+                PyErr_CheckSignals()
+            except BaseException:
+                self._stop_blocking_stream()
+                raise
+
+    cdef rx_transfer *_stream_transfer(self) except NULL:
+        if self.transfer == NULL or not self.streaming:
+            raise RuntimeError("not an open stream")
+        return self.transfer
+
+    def response_head(self, bint block):
+        """(status, http_version, raw_header_block) once the final response's headers are in;
+        None when they are not yet (non-blocking: the queue is notified when they are).
+        Raises EngineError when the request failed first."""
+        cdef rx_transfer *t = self._stream_transfer()
+        if block:
+            self._wait_stream(0)
+        elif not rx_stream_ready(t, 0, 1):
+            return None
+        if not t.headers_done:
+            # Done without a response: the transfer failed (or was cancelled) before.
+            if t.error == 0:
+                raise EngineError(RX_E_CANCELLED, "the response ended before its headers")
+            raise EngineError(t.error, t.error_text.decode("utf-8", "replace"))
+        return (t.status, rx_transfer_http_version(t).decode("ascii"),
+                PyBytes_FromStringAndSize(t.headers_data, t.headers_len))
+
+    def read_chunk(self, bint block):
+        """The body bytes received since the last call: b"" at the end of the body, None when
+        nothing has arrived yet (non-blocking only: the queue is notified when something
+        does). Raises EngineError once the bytes before a failure have been handed out."""
+        cdef rx_transfer *t = self._stream_transfer()
+        cdef size_t size = 0
+        cdef int resume = 0
+        cdef char *data
+        if self.eof:
+            return b""
+        while True:
+            if block:
+                self._wait_stream(1)
+            elif not rx_stream_ready(t, 1, 1):
+                return None
+            data = rx_stream_take(t, &size, &resume)
+            if resume and self.engine.engine != NULL:
+                rx_engine_resume(self.engine.engine, t)
+            if data != NULL:
+                try:
+                    return PyBytes_FromStringAndSize(data, size)
+                finally:
+                    free(data)
+            if rx_transfer_is_done(t):
+                break
+        if t.error != 0:
+            raise EngineError(t.error, t.error_text.decode("utf-8", "replace"))
+        self.eof = True
+        return b""
+
+    @property
+    def done(self):
+        return self.transfer == NULL or rx_transfer_is_done(self.transfer)
+
+    @property
+    def elapsed(self):
+        """Seconds from start to the end of the response (once done), else None."""
+        if self.transfer == NULL or not rx_transfer_is_done(self.transfer):
+            return None
+        return self.transfer.total_time_us / 1e6
+
+    def close_stream(self):
+        """The consumer is finished with it: stop the transfer if it still runs. A blocking
+        stream waits (briefly) for the loop thread to let go, then releases everything."""
+        if self.transfer == NULL:
+            return
+        if self.blocking:
+            self._stop_blocking_stream()
+            self.body = None
+            rx_transfer_unref(self.transfer)
+            self.transfer = NULL
+        else:
+            self.cancel()
 
 
 cdef class CompletionQueue:
@@ -310,7 +450,11 @@ cdef class CompletionQueue:
         t = rx_cq_drain(self.queue)
         while t != NULL:
             next_t = t.cq_next
-            pending = self.pending.pop(<size_t>t, None)
+            rx_cq_settle(t)  # read cq_next first: a streaming transfer may be queued again
+            if rx_transfer_is_done(t):
+                pending = self.pending.pop(<size_t>t, None)
+            else:
+                pending = self.pending.get(<size_t>t)  # a stream with news, still running
             if pending is not None:
                 done.append(pending)
             rx_transfer_unref(t)  # the queue's reference; PendingTransfer holds its own

@@ -24,13 +24,21 @@ import json as jsonlib
 import re
 import typing
 import urllib.request
-import zlib
 from collections.abc import Mapping
 from http.cookiejar import Cookie, CookieJar
 
 import orjson
 
 from ._content import ByteStream, encode_request, encode_response
+from ._decoders import (
+    ByteChunker,
+    ContentDecoder,
+    LineDecoder,
+    TextChunker,
+    TextDecoder,
+    decode_all,
+    decoder_for,
+)
 from ._exceptions import (
     CookieConflict,
     DecodingError,
@@ -583,27 +591,6 @@ def _parse_link_header(value: str) -> list[dict[str, str]]:
     return links
 
 
-def _decode_content(raw: bytes, content_encodings: list[str]) -> bytes:
-    """
-    Undo Content-Encoding for hand-built responses (engine responses arrive
-    decoded by libcurl). Unknown codings are left alone, as httpx does.
-    """
-    data = raw
-    for coding in reversed(content_encodings):  # the last coding applied is undone first
-        coding = coding.strip().lower()
-        try:
-            if coding == "gzip":
-                data = zlib.decompress(data, zlib.MAX_WBITS | 16)
-            elif coding == "deflate":
-                try:
-                    data = zlib.decompress(data)
-                except zlib.error:
-                    data = zlib.decompress(data, -zlib.MAX_WBITS)  # raw deflate, no header
-        except zlib.error as exc:
-            raise DecodingError(f"Cannot decode {coding!r} content: {exc}") from exc
-    return data
-
-
 _REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
 
 _ERROR_KINDS = {
@@ -716,6 +703,39 @@ class Response:
         response._body = body
         response._elapsed = elapsed
         return response
+
+    @classmethod
+    def _from_engine_stream(
+        cls,
+        request: Request,
+        status_code: int,
+        http_version: str,
+        raw_headers: bytes,
+        stream: typing.Any,
+    ) -> Response:
+        """A response whose headers are in and whose body is still arriving through
+        `stream` (see `_streams.py`), undecoded."""
+        response = cls.__new__(cls)
+        response.status_code = status_code
+        response._request = request
+        response._http_version = http_version
+        response._raw_headers = raw_headers
+        response._stream = stream
+        response.is_closed = False
+        response.is_stream_consumed = False
+        return response
+
+    def _decode_engine_body(self, request: Request) -> None:
+        """Undo Content-Encoding on an engine body (engine bodies arrive as sent). Invalid
+        or truncated compressed data raises DecodingError here, while sending, as in httpx."""
+        raw = self._body
+        encodings = self.headers.get_list("content-encoding", split_commas=True)
+        try:
+            self._body = decode_all(bytes(memoryview(raw)), encodings)
+        except DecodingError as exc:
+            exc._request = request
+            raise
+        self._num_bytes_downloaded = len(raw)
 
     # -- Metadata --
 
@@ -980,24 +1000,17 @@ class Response:
     def read(self) -> bytes:
         """Read the body into memory (if it is not already) and return it."""
         if self._content is None and self._body is None:
-            stream = self._take_stream()
-            if not isinstance(stream, typing.Iterable):
-                raise RuntimeError("Attempted to call a sync iterator on an async stream.")
-            self._finish_read(b"".join(stream))
-            self.close()
+            self._content = b"".join(self.iter_bytes())
         return self.content
 
     async def aread(self) -> bytes:
         """Read the body into memory (if it is not already) and return it."""
         if self._content is None and self._body is None:
-            stream = self._take_stream()
-            if isinstance(stream, typing.AsyncIterable):
-                raw = b"".join([chunk async for chunk in stream])
-            else:
-                raw = b"".join(stream)
-            self._finish_read(raw)
-            await self.aclose()
+            self._content = b"".join([chunk async for chunk in self.aiter_bytes()])
         return self.content
+
+    def _is_read(self) -> bool:
+        return self._content is not None or self._body is not None
 
     def _take_stream(self) -> typing.Any:
         if self.is_stream_consumed:
@@ -1005,84 +1018,152 @@ class Response:
         if self.is_closed:
             raise StreamClosed()
         self.is_stream_consumed = True
+        self._num_bytes_downloaded = 0
         return self._stream
 
-    def _finish_read(self, raw: bytes) -> None:
-        self._num_bytes_downloaded = len(raw)
-        encodings = self.headers.get_list("content-encoding", split_commas=True)
-        self._content = _decode_content(raw, encodings) if encodings else raw
+    def _content_decoder(self) -> ContentDecoder:
+        return decoder_for(self.headers.get_list("content-encoding", split_commas=True))
 
-    def iter_bytes(self, chunk_size: int | None = None) -> typing.Iterator[bytes]:
-        """The body in chunks of `chunk_size` bytes (one chunk if None)."""
-        content = self.read()
-        size = max(chunk_size or len(content), 1)
-        for start in range(0, len(content), size):
-            yield content[start : start + size]
+    def _text_decoder(self) -> TextDecoder:
+        return TextDecoder(self.encoding or "utf-8")
 
-    def iter_text(self, chunk_size: int | None = None) -> typing.Iterator[str]:
-        """The decoded text in chunks of `chunk_size` characters (one chunk if None)."""
-        self.read()
-        text = self.text
-        size = max(chunk_size or len(text), 1)
-        for start in range(0, len(text), size):
-            yield text[start : start + size]
-
-    def iter_lines(self) -> typing.Iterator[str]:
-        """The text split into lines, as `str.splitlines()` does."""
-        self.read()
-        yield from self.text.splitlines()
+    # Sync iteration. Each layer wraps the one below: raw bytes -> decoded bytes -> text ->
+    # lines. A body already in memory is served from there in the requested chunk sizes.
 
     def iter_raw(self, chunk_size: int | None = None) -> typing.Iterator[bytes]:
-        """The body before content decoding, for a stream not yet read."""
+        """The body as received, before content decoding (streaming responses only)."""
+        if self._is_read():
+            raise StreamConsumed()
         stream = self._take_stream()
-        raw = b"".join(stream)
-        self._num_bytes_downloaded = len(raw)
-        size = max(chunk_size or len(raw), 1)
-        for start in range(0, len(raw), size):
-            yield raw[start : start + size]
+        if not isinstance(stream, typing.Iterable):
+            raise RuntimeError("Attempted to call a sync iterator on an async stream.")
+        chunker = ByteChunker(chunk_size)
+        for raw in stream:
+            self._num_bytes_downloaded = (self._num_bytes_downloaded or 0) + len(raw)
+            yield from chunker.decode(raw)
+        yield from chunker.flush()
         self.close()
 
+    def iter_bytes(self, chunk_size: int | None = None) -> typing.Iterator[bytes]:
+        """The decoded body in chunks of `chunk_size` bytes (as they arrive if None)."""
+        chunker = ByteChunker(chunk_size)
+        if self._is_read():
+            yield from chunker.decode(self.content)
+        else:
+            decoder = self._content_decoder()
+            for raw in self.iter_raw():
+                yield from chunker.decode(self._decode(decoder.decode, raw))
+            yield from chunker.decode(self._decode(decoder.flush))
+        yield from chunker.flush()
+
+    def iter_text(self, chunk_size: int | None = None) -> typing.Iterator[str]:
+        """The body as text in chunks of `chunk_size` characters (as they arrive if None)."""
+        chunker = TextChunker(chunk_size)
+        if self._is_read():
+            yield from chunker.decode(self.text)
+        else:
+            decoder = self._text_decoder()
+            for data in self.iter_bytes():
+                yield from chunker.decode(decoder.decode(data))
+            yield from chunker.decode(decoder.flush())
+        yield from chunker.flush()
+
+    def iter_lines(self) -> typing.Iterator[str]:
+        """The text split into lines, as `str.splitlines()` would, without line endings."""
+        lines = LineDecoder()
+        for text in self.iter_text():
+            yield from lines.decode(text)
+        yield from lines.flush()
+
+    # Async iteration: the same layers over an async stream.
+
+    async def aiter_raw(self, chunk_size: int | None = None) -> typing.AsyncIterator[bytes]:
+        """The body as received, before content decoding (streaming responses only)."""
+        if self._is_read():
+            raise StreamConsumed()
+        stream = self._take_stream()
+        if not isinstance(stream, typing.AsyncIterable):
+            raise RuntimeError("Attempted to call an async iterator on a sync stream.")
+        chunker = ByteChunker(chunk_size)
+        async for raw in stream:
+            self._num_bytes_downloaded = (self._num_bytes_downloaded or 0) + len(raw)
+            for chunk in chunker.decode(raw):
+                yield chunk
+        for chunk in chunker.flush():
+            yield chunk
+        await self.aclose()
+
     async def aiter_bytes(self, chunk_size: int | None = None) -> typing.AsyncIterator[bytes]:
-        await self.aread()
-        for chunk in self.iter_bytes(chunk_size):
+        """The decoded body in chunks of `chunk_size` bytes (as they arrive if None)."""
+        chunker = ByteChunker(chunk_size)
+        if self._is_read():
+            pieces = chunker.decode(self.content)
+        else:
+            decoder = self._content_decoder()
+            async for raw in self.aiter_raw():
+                for chunk in chunker.decode(self._decode(decoder.decode, raw)):
+                    yield chunk
+            pieces = chunker.decode(self._decode(decoder.flush))
+        for chunk in pieces + chunker.flush():
             yield chunk
 
     async def aiter_text(self, chunk_size: int | None = None) -> typing.AsyncIterator[str]:
-        await self.aread()
-        for chunk in self.iter_text(chunk_size):
+        """The body as text in chunks of `chunk_size` characters (as they arrive if None)."""
+        chunker = TextChunker(chunk_size)
+        if self._is_read():
+            pieces = chunker.decode(self.text)
+        else:
+            decoder = self._text_decoder()
+            async for data in self.aiter_bytes():
+                for chunk in chunker.decode(decoder.decode(data)):
+                    yield chunk
+            pieces = chunker.decode(decoder.flush())
+        for chunk in pieces + chunker.flush():
             yield chunk
 
     async def aiter_lines(self) -> typing.AsyncIterator[str]:
-        await self.aread()
-        for line in self.iter_lines():
+        """The text split into lines, as `str.splitlines()` would, without line endings."""
+        lines = LineDecoder()
+        async for text in self.aiter_text():
+            for line in lines.decode(text):
+                yield line
+        for line in lines.flush():
             yield line
 
-    async def aiter_raw(self, chunk_size: int | None = None) -> typing.AsyncIterator[bytes]:
-        stream = self._take_stream()
-        if isinstance(stream, typing.AsyncIterable):
-            raw = b"".join([chunk async for chunk in stream])
-        else:
-            raw = b"".join(stream)
-        self._num_bytes_downloaded = len(raw)
-        size = max(chunk_size or len(raw), 1)
-        for start in range(0, len(raw), size):
-            yield raw[start : start + size]
-        await self.aclose()
+    def _decode(self, step: typing.Callable[..., bytes], *data: bytes) -> bytes:
+        """Run one content-decoder step; its DecodingError names this response's request."""
+        try:
+            return step(*data)
+        except DecodingError as exc:
+            if exc._request is None:
+                exc._request = self._request
+            self.close()
+            raise
 
     def close(self) -> None:
-        """Release the body's resources. Engine responses are closed already."""
+        """Release the body's resources: a stream still running is stopped (its connection
+        is closed rather than returned half-read). Idempotent."""
         if not self.is_closed:
             self.is_closed = True
+            self._note_elapsed()
             close = getattr(self._stream, "close", None)
             if close is not None:
                 close()
 
     async def aclose(self) -> None:
+        """`close()` for async streams."""
         if not self.is_closed:
             self.is_closed = True
+            self._note_elapsed()
             aclose = getattr(self._stream, "aclose", None)
             if aclose is not None:
                 await aclose()
+
+    def _note_elapsed(self) -> None:
+        if self._elapsed is None:
+            elapsed = getattr(self._stream, "elapsed", None)
+            if elapsed is not None:
+                self._elapsed = elapsed
 
     def __repr__(self) -> str:
         return f"<Response [{self.status_code} {self.reason_phrase}]>"

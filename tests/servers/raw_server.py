@@ -16,6 +16,11 @@ test can follow a failure with `/ok` on the same server to show the client recov
                          status line, then one header line every `delay` seconds (default 10
                          lines, 0.3 s; at most 30 lines, 1 s), then "ok": each read makes
                          progress but the whole response is slow (read timeout vs. total time)
+    /gzip-truncated      Content-Encoding: gzip, a complete HTTP body holding a gzip stream
+                         cut short (the last 12 bytes missing)
+    /gzip-invalid        Content-Encoding: gzip over bytes that are not gzip
+    /split-text          a chunked UTF-8 text body sent in pieces that split a multi-byte
+                         character and a CRLF line ending (see SPLIT_TEXT_PIECES)
     anything else        404, keep-alive
 
 Every connection runs in its own daemon thread with socket timeouts, and every wait is bounded,
@@ -24,6 +29,7 @@ so a misbehaving client cannot keep the test run alive.
 
 from __future__ import annotations
 
+import gzip
 import socket
 import threading
 import time
@@ -197,6 +203,39 @@ def _slow_headers(conn: socket.socket, request: Request) -> bool:
     return True
 
 
+GZIP_TEXT = b"compressed text " * 200
+# Piece boundaries fall inside "\u00e9" (two UTF-8 bytes) and between "\r" and "\n".
+SPLIT_TEXT = "caf\u00e9\r\nna\u00efve\nend".encode()
+SPLIT_TEXT_PIECES = [SPLIT_TEXT[:4], SPLIT_TEXT[4:6], SPLIT_TEXT[6:12], SPLIT_TEXT[12:]]
+
+
+def _encoded_response(body: bytes, coding: bytes) -> bytes:
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Encoding: " + coding
+    return head + f"\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body
+
+
+def _gzip_truncated(conn: socket.socket, request: Request) -> bool:
+    conn.sendall(_encoded_response(gzip.compress(GZIP_TEXT)[:-12], b"gzip"))
+    return True
+
+
+def _gzip_invalid(conn: socket.socket, request: Request) -> bool:
+    conn.sendall(_encoded_response(b"this is not gzip at all", b"gzip"))
+    return True
+
+
+def _split_text(conn: socket.socket, request: Request) -> bool:
+    conn.sendall(
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        b"Transfer-Encoding: chunked\r\n\r\n"
+    )
+    for piece in SPLIT_TEXT_PIECES:
+        conn.sendall(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+        time.sleep(0.02)  # separate reads on the client side
+    conn.sendall(b"0\r\n\r\n")
+    return True
+
+
 SCENARIOS: dict[str, Callable[[socket.socket, Request], bool]] = {
     "ok": _ok,
     "ok-then-close": _ok_then_close,
@@ -205,4 +244,7 @@ SCENARIOS: dict[str, Callable[[socket.socket, Request], bool]] = {
     "bad-status-line": _bad_status_line,
     "huge-headers": _huge_headers,
     "slow-headers": _slow_headers,
+    "gzip-truncated": _gzip_truncated,
+    "gzip-invalid": _gzip_invalid,
+    "split-text": _split_text,
 }

@@ -1,0 +1,526 @@
+"""
+Incremental decoders for a streamed response body.
+
+A body goes through up to three stages, each fed one piece at a time and then
+flushed once at the end of the body:
+
+* a content decoder undoes the Content-Encoding (`decoder_for`, or `decode_all`
+  for a body that is already in memory);
+* `TextDecoder` turns the bytes into text, keeping a multi-byte character that
+  is split across two pieces whole;
+* `LineDecoder` splits the text into lines as `str.splitlines()` does, and
+  `ByteChunker` / `TextChunker` cut bytes or text into pieces of a fixed size.
+
+Every stage's `decode()` returns what can be produced so far and keeps the rest;
+`flush()` returns whatever is left and is called once, after the last `decode()`.
+
+gzip and deflate come from the standard library; br needs the `brotli` (or
+`brotlicffi`) package and zstd the `zstandard` package. Neither is a dependency:
+each coding is offered (`accept_encoding_header`) and decoded only when its
+module can be imported.
+"""
+
+from __future__ import annotations
+
+import codecs
+import importlib
+import re
+import types
+import typing
+import zlib
+
+from ._exceptions import DecodingError
+
+__all__ = [
+    "SUPPORTED_ENCODINGS",
+    "BrotliDecoder",
+    "ByteChunker",
+    "ContentDecoder",
+    "DeflateDecoder",
+    "GzipDecoder",
+    "IdentityDecoder",
+    "LineDecoder",
+    "MultiDecoder",
+    "TextChunker",
+    "TextDecoder",
+    "ZstdDecoder",
+    "accept_encoding_header",
+    "decode_all",
+    "decoder_for",
+]
+
+
+def _import_first(*names: str) -> types.ModuleType | None:
+    """The first of the named modules that can be imported, or None."""
+    for name in names:
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            continue
+    return None
+
+
+# Typed as plain modules on purpose: neither package is a dependency (nor installed
+# for type checking), so their attributes are `Any` here.
+_brotli = _import_first("brotli", "brotlicffi")
+_zstandard = _import_first("zstandard")
+
+
+def _truncated(coding: str) -> DecodingError:
+    return DecodingError(
+        f"Cannot decode {coding!r} content: the body was truncated "
+        "(it ended before the end of the compressed stream)"
+    )
+
+
+def _invalid(coding: str, exc: BaseException) -> DecodingError:
+    return DecodingError(f"Cannot decode {coding!r} content: {exc}")
+
+
+# --- Content decoders --------------------------------------------------------------------
+
+
+class ContentDecoder:
+    """
+    The interface of every content decoder: `decode()` each piece of the body as it
+    arrives, then `flush()` once at its end. Both return decoded bytes (maybe empty),
+    and both raise `DecodingError` for data that cannot be decoded; `flush()` also
+    raises it when the body stopped before the end of the compressed stream.
+    """
+
+    def decode(self, data: bytes) -> bytes:
+        raise NotImplementedError()  # pragma: no cover
+
+    def flush(self) -> bytes:
+        raise NotImplementedError()  # pragma: no cover
+
+
+class IdentityDecoder(ContentDecoder):
+    """No content coding (or one that is not undone): the bytes pass through."""
+
+    def decode(self, data: bytes) -> bytes:
+        return data
+
+    def flush(self) -> bytes:
+        return b""
+
+
+class DeflateDecoder(ContentDecoder):
+    """
+    `Content-Encoding: deflate`. The standard says a zlib stream (RFC 1950), but
+    some servers send raw deflate (RFC 1951) without the zlib header, so the first
+    bytes decide: the first two bytes are held back until both are there, then
+    tried as a zlib stream, and if that fails right away, as raw deflate.
+    Bytes after the end of the stream are ignored.
+    """
+
+    def __init__(self) -> None:
+        self._decompressor: typing.Any = None  # zlib's Decompress, once the kind is known
+        self._head = b""  # the first bytes, held back until the kind is known
+        self._seen_data = False
+
+    def _start(self, data: bytes) -> bytes:
+        decompressor = zlib.decompressobj()
+        try:
+            output = decompressor.decompress(data)
+        except zlib.error:
+            decompressor = zlib.decompressobj(-zlib.MAX_WBITS)
+            try:
+                output = decompressor.decompress(data)
+            except zlib.error as exc:
+                raise _invalid("deflate", exc) from exc
+        self._decompressor = decompressor
+        return output
+
+    def decode(self, data: bytes) -> bytes:
+        if not data:
+            return b""
+        self._seen_data = True
+        if self._decompressor is None:
+            data = self._head + data
+            if len(data) < 2:
+                self._head = data
+                return b""
+            self._head = b""
+            return self._start(data)
+        if self._decompressor.eof:
+            return b""  # trailing bytes after the end of the stream
+        try:
+            output: bytes = self._decompressor.decompress(data)
+        except zlib.error as exc:
+            raise _invalid("deflate", exc) from exc
+        return output
+
+    def flush(self) -> bytes:
+        if not self._seen_data:
+            return b""  # no body at all (HEAD, 204, 304...): nothing to decode
+        output = b""
+        if self._decompressor is None:  # fewer than two bytes ever came
+            output = self._start(self._head)
+            self._head = b""
+        try:
+            tail: bytes = self._decompressor.flush()
+        except zlib.error as exc:  # pragma: no cover - flush() of a Decompress hardly fails
+            raise _invalid("deflate", exc) from exc
+        if not self._decompressor.eof:
+            raise _truncated("deflate")
+        return output + tail
+
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+class GzipDecoder(ContentDecoder):
+    """
+    `Content-Encoding: gzip` (and `x-gzip`). A gzip body may hold several members
+    one after the other (RFC 1952 2.2); each is decoded and their output joined.
+    Zero bytes between or after members are skipped as padding, as the gzip module
+    does; anything else after a complete member that does not start a new member
+    is ignored, as `zlib.decompress` does.
+    """
+
+    def __init__(self) -> None:
+        self._decompressor: typing.Any = None  # zlib's Decompress for the current member
+        self._pending = b""  # bytes after a member, too few to tell whether a new one starts
+        self._ignore_rest = False  # trailing bytes that are not a gzip member were seen
+        self._seen_data = False
+
+    def decode(self, data: bytes) -> bytes:
+        if not data or self._ignore_rest:
+            return b""
+        self._seen_data = True
+        data = self._pending + data
+        self._pending = b""
+        output: list[bytes] = []
+        while data:
+            if self._decompressor is not None and self._decompressor.eof:
+                # Between two members: skip padding, then look for the next member.
+                data = data.lstrip(b"\x00")
+                if data == _GZIP_MAGIC[:1]:
+                    self._pending = data
+                    break
+                if data and not data.startswith(_GZIP_MAGIC):
+                    self._ignore_rest = True
+                    break
+                if not data:
+                    break
+                self._decompressor = None
+            if self._decompressor is None:
+                self._decompressor = zlib.decompressobj(zlib.MAX_WBITS | 16)
+            try:
+                output.append(self._decompressor.decompress(data))
+            except zlib.error as exc:
+                raise _invalid("gzip", exc) from exc
+            data = self._decompressor.unused_data if self._decompressor.eof else b""
+        return b"".join(output)
+
+    def flush(self) -> bytes:
+        if not self._seen_data:
+            return b""  # no body at all (HEAD, 204, 304...): nothing to decode
+        try:
+            output: bytes = self._decompressor.flush()
+        except zlib.error as exc:  # pragma: no cover - flush() of a Decompress hardly fails
+            raise _invalid("gzip", exc) from exc
+        if not self._decompressor.eof:
+            raise _truncated("gzip")
+        return output
+
+
+class BrotliDecoder(ContentDecoder):
+    """
+    `Content-Encoding: br`, with the `brotli` package (or `brotlicffi`, whose
+    method names differ a little). Bytes after the end of the stream are an error,
+    as brotli itself reports them.
+    """
+
+    def __init__(self) -> None:
+        if _brotli is None:
+            raise ImportError("Decoding 'br' content needs the 'brotli' (or 'brotlicffi') package.")
+        self._error: type[BaseException] = getattr(_brotli, "error", Exception)
+        self._decompressor = _brotli.Decompressor()
+        # brotli has process(); brotlicffi has decompress() (and process() as an alias
+        # in recent versions).
+        if hasattr(self._decompressor, "process"):
+            self._process = self._decompressor.process
+        else:
+            self._process = self._decompressor.decompress
+        self._seen_data = False
+
+    def decode(self, data: bytes) -> bytes:
+        if not data:
+            return b""
+        self._seen_data = True
+        try:
+            output: bytes = self._process(data)
+        except self._error as exc:
+            raise _invalid("br", exc) from exc
+        return output
+
+    def flush(self) -> bytes:
+        if not self._seen_data:
+            return b""  # no body at all (HEAD, 204, 304...): nothing to decode
+        output = b""
+        try:
+            if hasattr(self._decompressor, "flush"):  # brotlicffi
+                output = self._decompressor.flush()
+            if hasattr(self._decompressor, "is_finished"):
+                finished = bool(self._decompressor.is_finished())
+            elif hasattr(self._decompressor, "finish"):  # older brotlicffi: raises if not
+                self._decompressor.finish()
+                finished = True
+            else:  # pragma: no cover - a brotli too old to tell
+                finished = True
+        except self._error as exc:
+            raise _truncated("br") from exc
+        if not finished:
+            raise _truncated("br")
+        return output
+
+
+class ZstdDecoder(ContentDecoder):
+    """
+    `Content-Encoding: zstd`, with the `zstandard` package. A body may hold several
+    zstd frames one after the other; each is decoded and their output joined.
+    """
+
+    def __init__(self) -> None:
+        if _zstandard is None:
+            raise ImportError("Decoding 'zstd' content needs the 'zstandard' package.")
+        self._error: type[BaseException] = _zstandard.ZstdError
+        self._decompressor: typing.Any = None  # the decompressobj for the current frame
+        self._seen_data = False
+
+    def decode(self, data: bytes) -> bytes:
+        if not data:
+            return b""
+        self._seen_data = True
+        output: list[bytes] = []
+        try:
+            while data:
+                if self._decompressor is None or self._decompressor.eof:
+                    # A decompressobj decodes one frame; each frame gets a new one.
+                    assert _zstandard is not None
+                    self._decompressor = _zstandard.ZstdDecompressor().decompressobj()
+                output.append(self._decompressor.decompress(data))
+                data = self._decompressor.unused_data if self._decompressor.eof else b""
+        except self._error as exc:
+            raise _invalid("zstd", exc) from exc
+        return b"".join(output)
+
+    def flush(self) -> bytes:
+        if not self._seen_data:
+            return b""  # no body at all (HEAD, 204, 304...): nothing to decode
+        try:
+            output: bytes = self._decompressor.flush()
+        except self._error as exc:  # pragma: no cover
+            raise _invalid("zstd", exc) from exc
+        if not self._decompressor.eof:
+            raise _truncated("zstd")
+        return output
+
+
+class MultiDecoder(ContentDecoder):
+    """
+    Several content codings, given in the order the header lists them, which is
+    the order the server applied them: `Content-Encoding: gzip, br` means gzip
+    first, then br. Decoding runs in reverse: br is undone first, then gzip.
+    """
+
+    def __init__(self, decoders: typing.Sequence[ContentDecoder]) -> None:
+        self._decoders = list(reversed(decoders))
+
+    def decode(self, data: bytes) -> bytes:
+        for decoder in self._decoders:
+            data = decoder.decode(data)
+        return data
+
+    def flush(self) -> bytes:
+        # What each decoder still holds goes through the decoders after it.
+        data = b""
+        for decoder in self._decoders:
+            data = decoder.decode(data) + decoder.flush()
+        return data
+
+
+SUPPORTED_ENCODINGS: dict[str, type[ContentDecoder]] = {
+    "identity": IdentityDecoder,
+    "gzip": GzipDecoder,
+    "x-gzip": GzipDecoder,
+    "deflate": DeflateDecoder,
+}
+if _brotli is not None:
+    SUPPORTED_ENCODINGS["br"] = BrotliDecoder
+if _zstandard is not None:
+    SUPPORTED_ENCODINGS["zstd"] = ZstdDecoder
+
+
+def decoder_for(content_encodings: typing.Sequence[str]) -> ContentDecoder:
+    """
+    The decoder for a response's Content-Encoding, given as the header's values
+    split on commas (`["gzip", " BR"]`); names are matched without case or spaces,
+    and empty names are skipped.
+
+    If any coding is unknown, the whole body is passed through undecoded: the codings
+    are undone last to first, so one applied after the unknown coding could still be
+    undone, but one applied before it cannot, and half-decoded bytes are of no use to
+    anyone. Leaving the body as the server sent it lets the caller handle it.
+    """
+    names = [name.strip().lower() for value in content_encodings for name in value.split(",")]
+    names = [name for name in names if name and name != "identity"]
+    if not names or any(name not in SUPPORTED_ENCODINGS for name in names):
+        return IdentityDecoder()
+    if len(names) == 1:
+        return SUPPORTED_ENCODINGS[names[0]]()
+    return MultiDecoder([SUPPORTED_ENCODINGS[name]() for name in names])
+
+
+def decode_all(raw: bytes, content_encodings: typing.Sequence[str]) -> bytes:
+    """
+    Undo the Content-Encoding of a whole body at once (see `decoder_for`); raises
+    `DecodingError` for a body that cannot be decoded or that was truncated.
+    """
+    decoder = decoder_for(content_encodings)
+    return decoder.decode(raw) + decoder.flush()
+
+
+def accept_encoding_header() -> bytes:
+    """The Accept-Encoding value to send: the codings that can be decoded here."""
+    value = b"gzip, deflate"
+    if "br" in SUPPORTED_ENCODINGS:
+        value += b", br"
+    if "zstd" in SUPPORTED_ENCODINGS:
+        value += b", zstd"
+    return value
+
+
+# --- Chunkers ----------------------------------------------------------------------------
+
+
+def _check_chunk_size(chunk_size: int | None) -> None:
+    if chunk_size is not None and chunk_size < 1:
+        raise ValueError(f"chunk_size must be a positive integer or None, not {chunk_size!r}")
+
+
+class ByteChunker:
+    """
+    Cut bytes into chunks of exactly `chunk_size` bytes; `flush()` returns the
+    shorter rest. With `chunk_size=None` each non-empty piece is one chunk as it
+    came. No chunk is ever empty.
+    """
+
+    def __init__(self, chunk_size: int | None = None) -> None:
+        _check_chunk_size(chunk_size)
+        self._chunk_size = chunk_size
+        self._buffer = bytearray()
+
+    def decode(self, data: bytes) -> list[bytes]:
+        size = self._chunk_size
+        if size is None:
+            return [data] if data else []
+        if not self._buffer and len(data) == size:
+            return [data]
+        self._buffer += data
+        end = len(self._buffer) - len(self._buffer) % size
+        chunks = [bytes(self._buffer[start : start + size]) for start in range(0, end, size)]
+        del self._buffer[:end]
+        return chunks
+
+    def flush(self) -> list[bytes]:
+        rest = bytes(self._buffer)
+        self._buffer.clear()
+        return [rest] if rest else []
+
+
+class TextChunker:
+    """
+    Cut text into chunks of exactly `chunk_size` characters; `flush()` returns the
+    shorter rest. With `chunk_size=None` each non-empty piece is one chunk as it
+    came. No chunk is ever empty.
+    """
+
+    def __init__(self, chunk_size: int | None = None) -> None:
+        _check_chunk_size(chunk_size)
+        self._chunk_size = chunk_size
+        self._buffer = ""
+
+    def decode(self, text: str) -> list[str]:
+        size = self._chunk_size
+        if size is None:
+            return [text] if text else []
+        text = self._buffer + text
+        end = len(text) - len(text) % size
+        self._buffer = text[end:]
+        return [text[start : start + size] for start in range(0, end, size)]
+
+    def flush(self) -> list[str]:
+        rest, self._buffer = self._buffer, ""
+        return [rest] if rest else []
+
+
+# --- Text ---------------------------------------------------------------------------------
+
+
+class TextDecoder:
+    """
+    Decode bytes to text piece by piece: a multi-byte character split between two
+    pieces comes out whole with the second. Bytes that are not valid in `encoding`
+    become U+FFFD. An unknown `encoding` raises LookupError.
+    """
+
+    def __init__(self, encoding: str = "utf-8") -> None:
+        self._decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+
+    def decode(self, data: bytes) -> str:
+        return self._decoder.decode(data)
+
+    def flush(self) -> str:
+        return self._decoder.decode(b"", True)
+
+
+# Every line boundary of str.splitlines(); "\r\n" counts as one.
+_LINE_BREAK = re.compile("[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+class LineDecoder:
+    """
+    Split text into lines piece by piece, as `str.splitlines()` splits the whole:
+    for any way of cutting a text into pieces, the lines of every `decode()` and the
+    final `flush()` put together are `text.splitlines()`. Lines come without their
+    line break; a "\\r\\n" split between two pieces is still one line break; the
+    last line, if it has no line break, comes from `flush()`.
+    """
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []  # the current line, not ended yet
+        self._after_cr = False  # the last piece ended with "\r": a "\n" may follow
+
+    def decode(self, text: str) -> list[str]:
+        if not text:
+            return []
+        if self._after_cr:
+            self._after_cr = False
+            if text[0] == "\n":  # the second half of a "\r\n" whose line was returned
+                text = text[1:]
+                if not text:
+                    return []
+        if _LINE_BREAK.search(text) is None:
+            self._parts.append(text)
+            return []
+        if self._parts:
+            self._parts.append(text)
+            text = "".join(self._parts)
+            self._parts = []
+        lines = text.splitlines(keepends=True)
+        last = lines[-1]
+        if _LINE_BREAK.match(last[-1]) is None:
+            self._parts.append(lines.pop())
+        self._after_cr = text[-1] == "\r"
+        return [line[:-2] if line.endswith("\r\n") else line[:-1] for line in lines]
+
+    def flush(self) -> list[str]:
+        self._after_cr = False
+        if not self._parts:
+            return []
+        line = "".join(self._parts)
+        self._parts = []
+        return [line]
