@@ -125,8 +125,10 @@ void rx_engine_cancel(rx_engine *e, rx_transfer *t)
 
 void rx_engine_resume(rx_engine *e, rx_transfer *t)
 {
-    /* At most one resume is in flight: curl stays paused until the loop thread has run it, so
-     * the write callback cannot pause again (and rx_stream_take cannot ask again) before. */
+    /* The command node is embedded in the transfer, so at most one may be queued; the body
+     * stream and the fed request body may both ask for one. */
+    if (__atomic_exchange_n(&t->resume_queued, 1, __ATOMIC_ACQ_REL))
+        return; /* one is queued already; it resumes both directions */
     rx_transfer_ref(t);
     if (push_command(e, &t->resume_cmd, RX_CMD_RESUME) != 0)
         rx_transfer_unref(t);
@@ -224,8 +226,7 @@ static int64_t current_deadline(const rx_transfer *t)
     default: {
         if (t->curl_paused)
             return -1; /* the consumer is behind, not the server: no read timeout runs */
-        int uploading = t->has_body && t->body_len > 64 * 1024 && t->uploaded < (int64_t)t->body_len;
-        long timeout = uploading ? t->write_timeout_ms : t->read_timeout_ms;
+        long timeout = rx_transfer_uploading(t) ? t->write_timeout_ms : t->read_timeout_ms;
         return timeout < 0 ? -1 : t->last_activity_ms + timeout;
     }
     }
@@ -317,6 +318,8 @@ static void start_transfer(rx_engine *e, rx_transfer *t)
 
 static void resume_transfer(rx_transfer *t)
 {
+    /* Cleared before resuming: a pause during curl_easy_pause() may queue the next resume. */
+    __atomic_store_n(&t->resume_queued, 0, __ATOMIC_RELEASE);
     if (__atomic_load_n(&t->state, __ATOMIC_RELAXED) == RX_ACTIVE && t->curl_paused) {
         t->curl_paused = 0;
         t->last_activity_ms = rx_loop_now_ms; /* the read timeout starts again from now */
@@ -403,7 +406,7 @@ static void expire_deadlines(rx_engine *e)
                                    "timed out waiting for a connection from the pool");
                 break;
             default:
-                if (t->has_body && t->body_len > 64 * 1024 && t->uploaded < (int64_t)t->body_len)
+                if (rx_transfer_uploading(t))
                     rx_transfer_finish(t, RX_E_WRITE_TIMEOUT, "timed out sending the request body");
                 else
                     rx_transfer_finish(t, RX_E_READ_TIMEOUT, "timed out waiting for response data");

@@ -46,6 +46,7 @@ void rx_transfer_unref(rx_transfer *t)
     rx_buffer_free(&t->header_lines);
     rx_buffer_free(&t->headers);
     rx_buffer_free(&t->body_buf);
+    rx_buffer_free(&t->upload_buf);
     if (t->cq != NULL)
         rx_cq_unref(t->cq);
     sem_destroy(&t->done);
@@ -226,6 +227,44 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
         return 0; /* curl aborts the transfer with CURLE_WRITE_ERROR */
     }
     return n;
+}
+
+/* A fed request body: libcurl asks for up to `size * nitems` bytes whenever it can send. */
+static size_t on_read(char *buffer, size_t size, size_t nitems, void *userdata)
+{
+    rx_transfer *t = userdata;
+    size_t room = size * nitems;
+    pthread_mutex_lock(&t->stream_lock);
+    size_t avail = t->upload_buf.len - t->upload_off;
+    if (avail == 0) {
+        int eof = t->upload_eof;
+        if (!eof)
+            t->upload_paused = t->curl_paused = 1; /* fed bytes will resume it */
+        pthread_mutex_unlock(&t->stream_lock);
+        if (!eof)
+            return CURL_READFUNC_PAUSE;
+        t->upload_finished = 1;
+        t->last_activity_ms = rx_loop_now_ms; /* the read timeout starts now */
+        return 0;
+    }
+    size_t n = avail < room ? avail : room;
+    memcpy(buffer, t->upload_buf.data + t->upload_off, n);
+    t->upload_off += n;
+    if (t->upload_off == t->upload_buf.len)
+        t->upload_off = t->upload_buf.len = 0;
+    int push = notify_consumer_locked(t); /* the feeder may be waiting for room */
+    pthread_mutex_unlock(&t->stream_lock);
+    if (push)
+        rx_cq_push(t->cq, t);
+    t->last_activity_ms = rx_loop_now_ms;
+    return n;
+}
+
+int rx_transfer_uploading(const rx_transfer *t)
+{
+    if (t->upload_stream)
+        return !t->upload_finished;
+    return t->has_body && t->body_len > 64 * 1024 && t->uploaded < (int64_t)t->body_len;
 }
 
 /* Two Content-Length headers that disagree make the response's framing ambiguous (RFC 9112
@@ -458,6 +497,14 @@ int rx_transfer_setup(rx_transfer *t, CURL *h, CURLSH *share)
     int is_post = strcmp(t->method, "POST") == 0;
     if (strcmp(t->method, "HEAD") == 0) {
         SET(CURLOPT_NOBODY, 1L);
+    } else if (t->upload_stream) {
+        /* A fed body: curl pulls it through on_read. UPLOAD would make the method PUT, so the
+         * method is always named; an unknown length means chunked on HTTP/1.1. */
+        SET(CURLOPT_UPLOAD, 1L);
+        SET(CURLOPT_READFUNCTION, on_read);
+        SET(CURLOPT_READDATA, t);
+        SET(CURLOPT_INFILESIZE_LARGE, (curl_off_t)t->upload_length);
+        SET(CURLOPT_CUSTOMREQUEST, t->method);
     } else if (t->has_body) {
         SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)t->body_len);
         SET(CURLOPT_POSTFIELDS, t->body ? t->body : "");
@@ -535,7 +582,7 @@ void rx_transfer_complete(rx_transfer *t)
     __atomic_store_n(&t->state, RX_DONE, __ATOMIC_RELEASE);
     /* The semaphore is posted in both modes: an event loop that shuts down waits on it for the
      * transfers it cancelled, since their request bodies are borrowed until then. */
-    if (t->stream) {
+    if (t->stream || t->upload_stream) {
         pthread_mutex_lock(&t->stream_lock);
         t->consumer_waiting = 0;
         pthread_cond_broadcast(&t->stream_cond);
@@ -567,23 +614,34 @@ int rx_stream_ready(rx_transfer *t, int want_body, int arm)
     return ready;
 }
 
-int rx_stream_wait(rx_transfer *t, int want_body, long timeout_ms)
+static struct timespec deadline_after(long timeout_ms)
 {
     struct timespec deadline;
-    if (timeout_ms >= 0) {
-        clock_gettime(CLOCK_REALTIME, &deadline); /* the condition variable's default clock */
-        deadline.tv_sec += timeout_ms / 1000;
-        deadline.tv_nsec += (timeout_ms % 1000) * 1000000L;
-        if (deadline.tv_nsec >= 1000000000L) {
-            deadline.tv_sec += 1;
-            deadline.tv_nsec -= 1000000000L;
-        }
+    clock_gettime(CLOCK_REALTIME, &deadline); /* the condition variable's default clock */
+    deadline.tv_sec += timeout_ms / 1000;
+    deadline.tv_nsec += (timeout_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec += 1;
+        deadline.tv_nsec -= 1000000000L;
     }
+    return deadline;
+}
+
+/* Wait on stream_cond (lock held) until the deadline; 0, or ETIMEDOUT. */
+static int cond_wait_locked(rx_transfer *t, long timeout_ms, const struct timespec *deadline)
+{
+    if (timeout_ms < 0)
+        return pthread_cond_wait(&t->stream_cond, &t->stream_lock);
+    return pthread_cond_timedwait(&t->stream_cond, &t->stream_lock, deadline);
+}
+
+int rx_stream_wait(rx_transfer *t, int want_body, long timeout_ms)
+{
+    struct timespec deadline = deadline_after(timeout_ms < 0 ? 0 : timeout_ms);
     int rc = 0;
     pthread_mutex_lock(&t->stream_lock);
     while (!stream_ready_locked(t, want_body) && rc == 0)
-        rc = timeout_ms < 0 ? pthread_cond_wait(&t->stream_cond, &t->stream_lock)
-                            : pthread_cond_timedwait(&t->stream_cond, &t->stream_lock, &deadline);
+        rc = cond_wait_locked(t, timeout_ms, &deadline);
     int ready = stream_ready_locked(t, want_body);
     pthread_mutex_unlock(&t->stream_lock);
     return ready ? 0 : ETIMEDOUT;
@@ -599,4 +657,68 @@ char *rx_stream_take(rx_transfer *t, size_t *len, int *resume)
     t->paused = 0;
     pthread_mutex_unlock(&t->stream_lock);
     return data;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Fed request bodies, feeder side (see transfer.h).
+ */
+
+static int upload_room_locked(rx_transfer *t)
+{
+    return rx_transfer_is_done(t) || t->upload_buf.len - t->upload_off < RX_UPLOAD_HIGH_WATER;
+}
+
+/* The transfer must be resumed if the read callback paused it for want of bytes. */
+static int take_upload_pause_locked(rx_transfer *t)
+{
+    int paused = t->upload_paused;
+    t->upload_paused = 0;
+    return paused;
+}
+
+int rx_upload_feed(rx_transfer *t, const char *data, size_t len, int arm, int *resume)
+{
+    *resume = 0;
+    pthread_mutex_lock(&t->stream_lock);
+    if (rx_transfer_is_done(t)) {
+        pthread_mutex_unlock(&t->stream_lock);
+        return -1;
+    }
+    if (!upload_room_locked(t)) {
+        if (arm)
+            t->consumer_waiting = 1;
+        pthread_mutex_unlock(&t->stream_lock);
+        return 0;
+    }
+    if (t->upload_off > 0) {
+        /* Slide the unsent tail to the front so the buffer does not creep forward. */
+        size_t left = t->upload_buf.len - t->upload_off;
+        memmove(t->upload_buf.data, t->upload_buf.data + t->upload_off, left);
+        t->upload_buf.len = left;
+        t->upload_off = 0;
+    }
+    int rc = rx_buffer_append(&t->upload_buf, data, len) == 0 ? 1 : -1;
+    *resume = take_upload_pause_locked(t);
+    pthread_mutex_unlock(&t->stream_lock);
+    return rc;
+}
+
+int rx_upload_wait(rx_transfer *t, long timeout_ms)
+{
+    struct timespec deadline = deadline_after(timeout_ms < 0 ? 0 : timeout_ms);
+    int rc = 0;
+    pthread_mutex_lock(&t->stream_lock);
+    while (!upload_room_locked(t) && rc == 0)
+        rc = cond_wait_locked(t, timeout_ms, &deadline);
+    int ready = upload_room_locked(t);
+    pthread_mutex_unlock(&t->stream_lock);
+    return ready ? 0 : ETIMEDOUT;
+}
+
+void rx_upload_end(rx_transfer *t, int *resume)
+{
+    pthread_mutex_lock(&t->stream_lock);
+    t->upload_eof = 1;
+    *resume = take_upload_pause_locked(t);
+    pthread_mutex_unlock(&t->stream_lock);
 }

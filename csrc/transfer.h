@@ -82,6 +82,8 @@ struct rx_transfer {
     int verify;              /* verify the peer's certificate and host name */
     char *ca_file;           /* NULL: libcurl's default bundle */
     int stream;              /* hand the body over in pieces as it arrives (see "Streaming") */
+    int upload_stream;       /* the request body is fed while the transfer runs (ditto) */
+    int64_t upload_length;   /* its length when known (Content-Length), else -1: chunked */
 
     /* ---- loop-thread state ---- */
     CURL *easy;
@@ -96,7 +98,8 @@ struct rx_transfer {
     int own_error;           /* an RX_E_* decided by a callback, wins over curl's code */
     int64_t content_length;  /* Content-Length of the response being received, -1 if none */
     long block_status;       /* status code of the header block being received */
-    int curl_paused;         /* the write callback paused the transfer (stream buffer full) */
+    int curl_paused;         /* a callback paused the transfer: we, not the server, are behind */
+    int upload_finished;     /* the read callback reported the end of a fed request body */
 
     /* ---- response: written by the loop thread, read by the waiter once state == RX_DONE ---- */
     long status;
@@ -129,7 +132,12 @@ struct rx_transfer {
     int headers_done;        /* status, http_version_used and headers are final */
     int paused;              /* body_buf reached RX_STREAM_HIGH_WATER: curl is paused */
     int consumer_waiting;    /* an event-loop consumer wants a completion-queue notification */
+    rx_buffer upload_buf;    /* fed request body bytes not yet taken by libcurl */
+    size_t upload_off;       /* ... starting at this offset */
+    int upload_eof;          /* the feeder has given the last byte */
+    int upload_paused;       /* the read callback found upload_buf empty: curl is paused */
     rx_command resume_cmd;
+    int resume_queued;       /* atomic: resume_cmd is in the engine's queue */
 };
 
 /* Streaming
@@ -142,6 +150,11 @@ struct rx_transfer {
  * stream_cond; an event-loop consumer arms `consumer_waiting` and is woken through its
  * completion queue (one notification per wait, not per chunk). */
 #define RX_STREAM_HIGH_WATER (1024 * 1024)
+
+/* Fed request bodies work the same way in the other direction: the feeder appends up to
+ * RX_UPLOAD_HIGH_WATER bytes (rx_upload_feed) and waits for room; the read callback pauses the
+ * transfer when it finds nothing to send, and the next feed resumes it. */
+#define RX_UPLOAD_HIGH_WATER (256 * 1024)
 
 rx_transfer *rx_transfer_new(void);
 void rx_transfer_ref(rx_transfer *t);
@@ -191,6 +204,18 @@ const char *rx_transfer_http_version(const rx_transfer *t);
 int rx_stream_ready(rx_transfer *t, int want_body, int arm);
 int rx_stream_wait(rx_transfer *t, int want_body, long timeout_ms);
 char *rx_stream_take(rx_transfer *t, size_t *len, int *resume);
+
+/* Feeder side of a fed request body (upload_stream set before submit).
+ * rx_upload_feed(): append bytes; 1 when taken, 0 when the buffer is full (wait for room: with
+ * `arm` set an event loop is notified), -1 when the transfer is over (stop feeding). Sets
+ * *resume when rx_engine_resume() must be called.
+ * rx_upload_wait(): block until there is room or the transfer is over; 0 or ETIMEDOUT.
+ * rx_upload_end(): no more bytes will come; sets *resume like rx_upload_feed(). */
+int rx_upload_feed(rx_transfer *t, const char *data, size_t len, int arm, int *resume);
+int rx_upload_wait(rx_transfer *t, long timeout_ms);
+void rx_upload_end(rx_transfer *t, int *resume);
+/* Loop thread: whether the request body is still being sent (for choosing the timeout). */
+int rx_transfer_uploading(const rx_transfer *t);
 
 /* Number of transfers alive in this process (debug aid: tests assert it returns to zero). */
 long rx_transfer_live_count(void);

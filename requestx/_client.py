@@ -26,7 +26,13 @@ from ._decoders import accept_encoding_header
 from ._exceptions import UnsupportedProtocol, exception_for_engine_error
 from ._models import _METHODS_WITH_BODY, Cookies, Headers, Request, Response
 from ._redirects import check_redirect_count, next_request
-from ._streams import AsyncEngineResponseStream, EngineResponseStream
+from ._streams import (
+    AsyncEngineResponseStream,
+    EngineResponseStream,
+    afeed_request_body,
+    feed_request_body,
+    upload_length,
+)
 from ._types import (
     CookieTypes,
     HeaderTypes,
@@ -66,6 +72,7 @@ DEFAULT_HEADERS: list[tuple[bytes, bytes]] = [
 _HTTP_VERSION_1_1 = 0  # the engine's RX_HTTP_* values
 _HTTP_VERSION_2_TLS = 1  # h2 negotiated by ALPN on https, HTTP/1.1 otherwise
 _HTTP_VERSION_2_PRIOR_KNOWLEDGE = 2  # h2c on http://, without an upgrade round trip
+_NO_FED_BODY = -2  # Engine.open_stream's upload_length when the body is passed whole
 
 
 # Engine.perform / Engine.submit's leading arguments: method, URL, header entries, body,
@@ -341,10 +348,11 @@ class _BaseClient:
         return _timeout_tuple(Timeout(**timeout))
 
     def _engine_arguments(self, request: Request) -> _EngineArguments:
-        """What the engine needs for `request`, in Engine.perform/submit's argument order."""
+        """What the engine needs for `request`, in Engine.perform/submit's argument order.
+        A streamed body (`request._content` None) is not part of it: it is fed separately."""
         _enforce_http_url(request)
         method = request.method
-        body = request.read()
+        body = request._content
         return (
             method.encode("ascii"),
             str(request.url).encode("ascii"),
@@ -428,6 +436,8 @@ class Client(_BaseClient):
 
     def _send_single(self, request: Request) -> Response:
         """One request, one response: the hot path into the engine."""
+        if request._content is None:
+            return self._send_through_stream(request, stream_response=False)
         arguments = self._engine_arguments(request)
         try:
             result = self._engine.perform(*arguments)
@@ -437,12 +447,26 @@ class Client(_BaseClient):
 
     def _send_single_stream(self, request: Request) -> Response:
         """One request whose response is returned once its headers are in (stream=True)."""
+        return self._send_through_stream(request, stream_response=True)
+
+    def _send_through_stream(self, request: Request, stream_response: bool) -> Response:
+        """A request that is more than one perform(): its response streamed, and/or its body
+        fed to the engine as it is read (iterators, files, multipart)."""
         arguments = self._engine_arguments(request)
+        fed = request._content is None
+        declared = upload_length(request) if fed else _NO_FED_BODY
         try:
-            pending = self._engine.open_stream(*arguments, None)
-            head = pending.response_head(True)
+            pending = self._engine.open_stream(*arguments, None, stream_response, declared)
+            if fed:
+                feed_request_body(pending, request, declared)
+            if not stream_response:
+                result = pending.finish()
+            else:
+                head = pending.response_head(True)
         except _core.EngineError as exc:
             raise exception_for_engine_error(exc.code, exc.message, request) from exc
+        if not stream_response:
+            return self._build_response(request, result)
         assert head is not None  # a blocking wait returns the head or raises
         return self._build_stream_response(request, head, EngineResponseStream(pending, request))
 
@@ -621,6 +645,8 @@ class AsyncClient(_BaseClient):
 
     async def _send_single(self, request: Request) -> Response:
         """One request, one response: submit to the engine, await the event loop's queue."""
+        if request._content is None:
+            return await self._send_through_stream(request, stream_response=False)
         arguments = self._engine_arguments(request)
         bridge = _aio.current_bridge()
         # httpx awaits before anything goes out; so do we, or a request made in an already
@@ -636,19 +662,35 @@ class AsyncClient(_BaseClient):
 
     async def _send_single_stream(self, request: Request) -> Response:
         """One request whose response is returned once its headers are in (stream=True)."""
+        return await self._send_through_stream(request, stream_response=True)
+
+    async def _send_through_stream(self, request: Request, stream_response: bool) -> Response:
+        """A request that is more than one submit(): its response streamed, and/or its body
+        fed to the engine as it is read (async iterators, files, multipart)."""
         arguments = self._engine_arguments(request)
+        fed = request._content is None
+        declared = upload_length(request) if fed else _NO_FED_BODY
         bridge = _aio.current_bridge()
         await bridge.checkpoint_if_cancelled()
         try:
-            pending = self._engine.open_stream(*arguments, bridge.queue)
+            pending = self._engine.open_stream(*arguments, bridge.queue, stream_response, declared)
             try:
-                while (head := pending.response_head(False)) is None:
-                    await bridge.wait_for_news(pending)
+                if fed:
+                    await afeed_request_body(pending, request, declared, bridge)
+                if not stream_response:
+                    await bridge.wait(pending)
+                    result = pending.result()
+                else:
+                    while (head := pending.response_head(False)) is None:
+                        await bridge.wait_for_news(pending)
             except BaseException:
                 pending.close_stream()
                 raise
         except _core.EngineError as exc:
             raise exception_for_engine_error(exc.code, exc.message, request) from exc
+        if not stream_response:
+            return self._build_response(request, result)
+        assert head is not None  # the loop above ends only with a head
         stream = AsyncEngineResponseStream(pending, request, bridge)
         return self._build_stream_response(request, head, stream)
 

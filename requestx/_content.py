@@ -1,9 +1,14 @@
 """
 Request and response body encoding.
 
-Bodies are encoded up front into `bytes` plus the headers that describe them
-(Content-Length, Content-Type). The engine hands `bytes` to libcurl without a copy.
-Streaming bodies (iterators, files) are not supported yet.
+In-memory bodies (bytes, str, forms, JSON) are encoded up front into `bytes` plus the
+headers that describe them; the engine hands `bytes` to libcurl without a copy.
+
+Iterators, async iterators, file objects and multipart uploads become streams
+(`IteratorByteStream`, `AsyncIteratorByteStream`, `MultipartStream`) that the client
+feeds to the engine piece by piece while the request runs, so a large upload never sits
+in memory whole. Their length goes into Content-Length when it can be known without
+reading (files), otherwise the body is sent with Transfer-Encoding: chunked; never both.
 """
 
 from __future__ import annotations
@@ -16,9 +21,18 @@ from urllib.parse import urlencode
 
 import orjson
 
+from ._exceptions import StreamConsumed
+from ._multipart import CHUNK_SIZE, MultipartStream, _file_length, _tell
 from ._types import RequestContent, RequestData, RequestFiles, ResponseContent
 
-__all__ = ["ByteStream", "encode_json", "encode_request", "encode_response"]
+__all__ = [
+    "AsyncIteratorByteStream",
+    "ByteStream",
+    "IteratorByteStream",
+    "encode_json",
+    "encode_request",
+    "encode_response",
+]
 
 RawHeaders = typing.List[typing.Tuple[bytes, bytes]]
 
@@ -39,6 +53,74 @@ class ByteStream:
 
     def close(self) -> None:
         pass
+
+    async def aclose(self) -> None:
+        pass
+
+
+def _as_bytes(chunk: typing.Any) -> bytes:
+    if isinstance(chunk, bytes):
+        return chunk
+    if isinstance(chunk, (bytearray, memoryview)):
+        return bytes(chunk)
+    raise TypeError(f"A request body iterator must yield bytes, not {type(chunk).__name__}")
+
+
+class IteratorByteStream:
+    """
+    A request body from an iterable of bytes or a binary file object (read in 64 KiB
+    pieces). A file object is rewound to where it started each time the body is sent
+    again (a 307/308 redirect); a generator can be sent only once (`StreamConsumed`).
+    """
+
+    def __init__(self, source: typing.Any) -> None:
+        self._source = source
+        self._start = _tell(source) if hasattr(source, "read") else None
+        self._iterated = False
+
+    def content_length(self) -> int | None:
+        """The length of a file object's remaining bytes, if it can be known unread."""
+        if not hasattr(self._source, "read"):
+            return None
+        return _file_length(self._source, self._start)
+
+    def __iter__(self) -> typing.Iterator[bytes]:
+        source = self._source
+        if self._iterated:
+            if isinstance(source, typing.Generator):
+                raise StreamConsumed()
+            if self._start is not None:
+                source.seek(self._start)
+        self._iterated = True
+        if hasattr(source, "read"):
+            while chunk := source.read(CHUNK_SIZE):
+                yield _as_bytes(chunk)
+        else:
+            for chunk in source:
+                yield _as_bytes(chunk)
+
+    def close(self) -> None:
+        pass
+
+
+class AsyncIteratorByteStream:
+    """A request body from an async iterable of bytes (or an object with async `read`)."""
+
+    def __init__(self, source: typing.Any) -> None:
+        self._source = source
+        self._iterated = False
+
+    async def __aiter__(self) -> typing.AsyncIterator[bytes]:
+        source = self._source
+        if self._iterated and isinstance(source, typing.AsyncGenerator):
+            raise StreamConsumed()
+        self._iterated = True
+        if hasattr(source, "aread"):
+            while chunk := await source.aread(CHUNK_SIZE):
+                yield _as_bytes(chunk)
+        else:
+            async for chunk in source:
+                yield _as_bytes(chunk)
 
     async def aclose(self) -> None:
         pass
@@ -75,18 +157,22 @@ def encode_json(value: typing.Any) -> bytes:
         return text.encode("utf-8")
 
 
-def _encode_content(content: typing.Any) -> tuple[RawHeaders, bytes]:
+def _encode_content(content: typing.Any) -> tuple[RawHeaders, typing.Any]:
     if isinstance(content, str):
         body = content.encode("utf-8")
     elif isinstance(content, bytes):
         body = content
     elif isinstance(content, (bytearray, memoryview)):
         body = bytes(content)
-    elif isinstance(content, (Iterable, AsyncIterable)) and not isinstance(content, dict):
-        raise NotImplementedError(
-            "Streaming request bodies (iterators, generators, files) are not supported "
-            "yet; pass bytes or str."
-        )
+    elif isinstance(content, Iterable) and not isinstance(content, dict):
+        # (A dict is iterable too, but is never meant as a body: httpx refuses it as well.)
+        stream = IteratorByteStream(content)
+        length = stream.content_length()
+        if length is None:
+            return [(b"Transfer-Encoding", b"chunked")], stream
+        return [(b"Content-Length", str(length).encode("ascii"))], stream
+    elif isinstance(content, AsyncIterable):
+        return [(b"Transfer-Encoding", b"chunked")], AsyncIteratorByteStream(content)
     else:
         raise TypeError(f"Unexpected type for 'content', {type(content)!r}")
     # An empty body gets no Content-Length here; Request adds "0" for POST/PUT/PATCH.
@@ -112,12 +198,14 @@ def encode_request(
     data: RequestData | None = None,
     files: RequestFiles | None = None,
     json: typing.Any | None = None,
-) -> tuple[RawHeaders, bytes | None]:
+    boundary: bytes | None = None,
+) -> tuple[RawHeaders, typing.Any]:
     """
-    Encode a request body: `(headers, body)`, body None when there is none.
+    Encode a request body: `(headers, body)`, body None when there is none, bytes when
+    it is in memory, else a stream (see the module docstring).
 
     At most one of the arguments is used, in httpx's order of precedence: content,
-    files (not supported yet), data, json.
+    files (with data as extra fields, `boundary` when the caller chose one), data, json.
 
         >>> encode_request(json={"a": 1})
         ([(b'Content-Length', b'7'), (b'Content-Type', b'application/json')], b'{"a":1}')
@@ -133,7 +221,11 @@ def encode_request(
     if content is not None:
         return _encode_content(content)
     if files:
-        raise NotImplementedError("Multipart uploads (files=...) are not supported yet.")
+        multipart = MultipartStream(data or {}, files, boundary)
+        headers = [
+            (k.encode("latin-1"), v.encode("latin-1")) for k, v in multipart.headers().items()
+        ]
+        return headers, multipart
     if data:
         return _encode_form(data)
     if json is not None:

@@ -26,6 +26,8 @@ cdef extern from "transfer.h" nogil:
         int http_version
         int verify
         int stream
+        int upload_stream
+        int64_t upload_length
         int headers_done
         long status
         int64_t total_time_us
@@ -50,6 +52,9 @@ cdef extern from "transfer.h" nogil:
     int rx_stream_ready(rx_transfer *t, int want_body, int arm)
     int rx_stream_wait(rx_transfer *t, int want_body, long timeout_ms)
     char *rx_stream_take(rx_transfer *t, size_t *length, int *resume)
+    int rx_upload_feed(rx_transfer *t, const char *data, size_t length, int arm, int *resume)
+    int rx_upload_wait(rx_transfer *t, long timeout_ms)
+    void rx_upload_end(rx_transfer *t, int *resume)
     long rx_transfer_live_count()
 
 
@@ -108,6 +113,8 @@ cdef class PendingTransfer:
     cdef public object waiter
     cdef void _stop_blocking_stream(self)
     cdef int _wait_stream(self, int want_body) except -1
+    cdef int _wait_room(self) except -1
+    cdef void _resume(self)
     cdef rx_transfer *_stream_transfer(self) except NULL
 
 

@@ -247,13 +247,16 @@ cdef class Engine:
 
     def open_stream(self, bytes method not None, bytes url not None, list headers not None,
                     bytes body, tuple timeouts not None, int http_version, bint verify,
-                    bytes ca_file, CompletionQueue queue):
-        """Start a request whose response is consumed as it arrives (see PendingTransfer's
-        stream methods). The body is handed over undecoded (Content-Encoding is the caller's).
+                    bytes ca_file, CompletionQueue queue, bint stream_response=True,
+                    long long upload_length=-2):
+        """Start a request that is not a single perform(): its response consumed as it
+        arrives (stream_response), and/or its body fed while it runs (upload_length >= 0 for
+        a known length, -1 for chunked; -2 when `body` is the whole body). See
+        PendingTransfer's stream and feed methods. Like every engine body, the response is
+        not content-decoded.
 
-        queue None: a blocking consumer (waits in this thread); otherwise an event loop's
-        queue, which is notified whenever an armed wait can go on. Like every engine body, the
-        stream is not content-decoded."""
+        queue None: a blocking caller (waits in this thread); otherwise an event loop's
+        queue, which is notified whenever an armed wait can go on."""
         if queue is not None and queue.closed:
             raise EngineError(RX_E_ENGINE_CLOSED, "the event loop's completion queue is closed")
         cdef rx_engine *e = self._live()
@@ -267,7 +270,10 @@ cdef class Engine:
         pending.blocking = queue is None
         _fill_request(pending.transfer, method, url, headers, body, timeouts, http_version,
                       verify, ca_file)
-        pending.transfer.stream = 1
+        pending.transfer.stream = stream_response
+        if upload_length >= -1:
+            pending.transfer.upload_stream = 1
+            pending.transfer.upload_length = upload_length
         if queue is not None:
             rx_transfer_set_completion_queue(pending.transfer, queue.queue)
         if rx_engine_submit(e, pending.transfer) != 0:
@@ -338,6 +344,59 @@ cdef class PendingTransfer:
                 self._stop_blocking_stream()
                 raise
 
+    cdef int _wait_room(self) except -1:
+        """Block (GIL released) until the fed body has room; Ctrl-C cancels the transfer."""
+        cdef rx_transfer *t = self.transfer
+        cdef int rc
+        while True:
+            with nogil:
+                rc = rx_upload_wait(t, SIGNAL_CHECK_MS)
+            if rc == 0:
+                return 0
+            try:
+                PyErr_CheckSignals()
+            except BaseException:
+                self._stop_blocking_stream()
+                raise
+
+    cdef void _resume(self):
+        if self.engine.engine != NULL:
+            rx_engine_resume(self.engine.engine, self.transfer)
+
+    def feed(self, bytes data not None, bint block):
+        """Append request body bytes (copied). True when taken; False when the transfer is
+        over already (the server answered or it failed: stop feeding and fetch the result);
+        None when there is no room yet (non-blocking only: the queue is notified when there
+        is)."""
+        cdef rx_transfer *t = self._stream_transfer()
+        cdef int resume = 0
+        cdef int rc
+        while True:
+            rc = rx_upload_feed(t, PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), not block,
+                                &resume)
+            if resume:
+                self._resume()
+            if rc != 0:
+                return rc > 0
+            if not block:
+                return None
+            self._wait_room()
+
+    def end_body(self):
+        """The fed body is complete."""
+        cdef rx_transfer *t = self._stream_transfer()
+        cdef int resume = 0
+        rx_upload_end(t, &resume)
+        if resume:
+            self._resume()
+
+    def finish(self):
+        """For a blocking caller of a buffered response: wait for the transfer to end and
+        return what perform() returns (or raise EngineError)."""
+        cdef rx_transfer *t = self._stream_transfer()
+        _wait_blocking(self.engine.engine, t)
+        return _take_result(t)
+
     cdef rx_transfer *_stream_transfer(self) except NULL:
         if self.transfer == NULL or not self.streaming:
             raise RuntimeError("not an open stream")
@@ -376,8 +435,8 @@ cdef class PendingTransfer:
             elif not rx_stream_ready(t, 1, 1):
                 return None
             data = rx_stream_take(t, &size, &resume)
-            if resume and self.engine.engine != NULL:
-                rx_engine_resume(self.engine.engine, t)
+            if resume:
+                self._resume()
             if data != NULL:
                 try:
                     return PyBytes_FromStringAndSize(data, size)

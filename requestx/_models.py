@@ -411,6 +411,18 @@ class _UnattachedStream:
         yield b""  # pragma: no cover  # makes this an async generator
 
 
+def _multipart_boundary(headers: Headers) -> bytes | None:
+    """The boundary the caller chose in a multipart/form-data Content-Type, if any."""
+    content_type: str | None = headers.get("content-type")
+    if content_type is None or not content_type.lower().startswith("multipart/form-data"):
+        return None
+    for param in content_type.split(";")[1:]:
+        key, _, value = param.strip().partition("=")
+        if key.lower() == "boundary" and value:
+            return value.strip('"').encode("latin-1")
+    return None
+
+
 class Request:
     """
     An HTTP request.
@@ -474,8 +486,15 @@ class Request:
             self._content = b""  # the common bodiless request: skip the encoder
             self._add_default_headers(())
         else:
-            body_headers, body = encode_request(content=content, data=data, files=files, json=json)
-            self._content = b"" if body is None else body
+            boundary = _multipart_boundary(self.headers) if files else None
+            body_headers, body = encode_request(
+                content=content, data=data, files=files, json=json, boundary=boundary
+            )
+            if body is None or isinstance(body, bytes):
+                self._content = b"" if body is None else body
+            else:
+                self._content = None  # a stream, fed to the engine as the request runs
+                self._stream = body
             self._add_default_headers(body_headers)
 
     def _add_default_headers(self, body_headers: typing.Iterable[tuple[bytes, bytes]]) -> None:

@@ -83,7 +83,8 @@ def next_request(request: Request, response: Response, cookies: Cookies) -> Requ
         url,
         headers=Headers._from_trusted_list(entries),
         cookies=cookies if cookies else None,
-        content=request.content if keep_body and request.content else None,
+        content=request._content if keep_body and request._content else None,
+        stream=request.stream if keep_body and request._content is None else None,
         extensions=request.extensions,
     )
 

@@ -1,5 +1,7 @@
 """
-Response bodies that are still arriving: what `Response.stream` is for `stream=True` requests.
+Bodies in flight: response bodies still arriving, request bodies still being sent.
+
+Response side: what `Response.stream` is for `stream=True` requests.
 
 The engine buffers a streaming transfer's body in C and pauses the transfer once about 1 MiB
 waits unread (see "Streaming" in csrc/transfer.h). These classes hand that buffer to Python as
@@ -12,6 +14,12 @@ sent):
 
 Closing either before the end cancels the transfer: its connection is closed, not returned
 half-read, so the pool stays healthy.
+
+Request side: `feed_request_body` / `afeed_request_body` copy a streamed request body
+(iterator, file, multipart) into the engine piece by piece while the transfer runs; the engine
+holds at most 256 KiB of it, and the feeder waits for room. A body that does not match its own
+Content-Length is refused with `LocalProtocolError` and the transfer is cancelled, so a
+truncated or overlong body never reaches the server as if it were complete.
 """
 
 from __future__ import annotations
@@ -20,13 +28,19 @@ import time
 import typing
 
 from . import _core
-from ._exceptions import exception_for_engine_error
+from ._exceptions import LocalProtocolError, exception_for_engine_error
 
 if typing.TYPE_CHECKING:
     from ._aio import _Bridge
     from ._models import Request
 
-__all__ = ["AsyncEngineResponseStream", "EngineResponseStream"]
+__all__ = [
+    "AsyncEngineResponseStream",
+    "EngineResponseStream",
+    "afeed_request_body",
+    "feed_request_body",
+    "upload_length",
+]
 
 
 class _EngineStreamBase:
@@ -89,3 +103,91 @@ class AsyncEngineResponseStream(_EngineStreamBase):
 
     def close(self) -> None:
         self._pending.close_stream()
+
+
+# --- request bodies ----------------------------------------------------------------------------
+
+
+def upload_length(request: Request) -> int:
+    """The declared length of a streamed request body, or -1 for chunked."""
+    declared = request.headers.get("content-length")
+    if declared is None:
+        return -1
+    try:
+        length = int(declared)
+    except ValueError:
+        raise LocalProtocolError(f"Invalid Content-Length {declared!r}", request=request) from None
+    if length < 0:
+        raise LocalProtocolError(f"Invalid Content-Length {declared!r}", request=request)
+    return length
+
+
+class _LengthCheck:
+    """Counts fed bytes against the declared Content-Length (-1: none declared)."""
+
+    def __init__(self, request: Request, declared: int) -> None:
+        self.request = request
+        self.declared = declared
+        self.sent = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.sent += len(chunk)
+        if 0 <= self.declared < self.sent:
+            raise LocalProtocolError(
+                f"The request body is longer than its Content-Length ({self.declared} bytes)",
+                request=self.request,
+            )
+
+    def finish(self) -> None:
+        if 0 <= self.declared != self.sent:
+            raise LocalProtocolError(
+                f"The request body ended after {self.sent} bytes, but its Content-Length "
+                f"is {self.declared}",
+                request=self.request,
+            )
+
+
+def feed_request_body(pending: _core.PendingTransfer, request: Request, declared: int) -> None:
+    """Blocking client: send `request.stream` through the engine (see the module docstring).
+    Returns early if the transfer ends first (the server answered or failed: its result
+    says which)."""
+    stream = request.stream
+    if not isinstance(stream, typing.Iterable):
+        raise RuntimeError("Attempted to send an async request with a sync Client instance.")
+    check = _LengthCheck(request, declared)
+    try:
+        for chunk in stream:
+            if type(chunk) is not bytes:
+                chunk = bytes(chunk)
+            check.add(chunk)
+            if not pending.feed(chunk, True):
+                return
+        check.finish()
+        pending.end_body()
+    except BaseException:
+        pending.close_stream()  # cancels: nothing incomplete goes out as complete
+        raise
+
+
+async def afeed_request_body(
+    pending: _core.PendingTransfer, request: Request, declared: int, bridge: _Bridge
+) -> None:
+    """Async client: `feed_request_body`, awaiting room through the event loop's queue."""
+    stream = request.stream
+    if not isinstance(stream, typing.AsyncIterable):
+        raise RuntimeError("Attempted to send a sync request with an AsyncClient instance.")
+    check = _LengthCheck(request, declared)
+    try:
+        async for chunk in stream:
+            if type(chunk) is not bytes:
+                chunk = bytes(chunk)
+            check.add(chunk)
+            while (taken := pending.feed(chunk, False)) is None:
+                await bridge.wait_for_news(pending)
+            if not taken:
+                return
+        check.finish()
+        pending.end_body()
+    except BaseException:
+        pending.close_stream()
+        raise

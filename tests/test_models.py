@@ -6,6 +6,7 @@ import datetime
 import doctest
 import gzip
 import importlib
+import io
 import json
 import pickle
 import typing
@@ -139,11 +140,28 @@ def test_encode_request_returns_no_body_when_there_is_none() -> None:
     )
 
 
-def test_streaming_and_multipart_bodies_are_not_supported_yet() -> None:
-    with pytest.raises(NotImplementedError):
-        Request("POST", "http://h/", content=iter([b"a", b"b"]))
-    with pytest.raises(NotImplementedError):
-        Request("POST", "http://h/", files={"f": b"data"})
+def test_streamed_and_multipart_bodies_have_httpx_headers() -> None:
+    import httpx
+
+    boundary = {"Content-Type": "multipart/form-data; boundary=b0undary"}
+
+    def cases() -> list[dict[str, typing.Any]]:  # fresh iterators and files for each side
+        return [
+            {"content": iter([b"a", b"b"])},
+            {"content": io.BytesIO(b"file contents")},
+            {"files": {"f": b"data"}, "headers": boundary},
+            {
+                "files": {"f": ("a.txt", b"data", "text/plain")},
+                "data": {"k": "v"},
+                "headers": boundary,
+            },
+        ]
+
+    for ours_case, theirs_case in zip(cases(), cases()):
+        ours = Request("POST", "http://h/", **ours_case)
+        theirs = httpx.Request("POST", "http://h/", **theirs_case)
+        assert ours.headers.multi_items() == theirs.headers.multi_items(), ours_case
+        assert ours.read() == theirs.read(), ours_case
     # Empty files are ignored, as in httpx.
     assert Request("POST", "http://h/", files={}).content == b""
 

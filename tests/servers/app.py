@@ -6,6 +6,7 @@ writes. Routes (all methods unless noted):
     /                       200 text "Hello, world!"
     /json                   200 JSON {"Hello": "world!"}
     /echo[/anything]        JSON description of the request as received (see `_echo`)
+    /upload-digest          length and SHA-256 of the request body, hashed as it arrives
     /status/{code}          that status; a short text body unless the status forbids one
     /headers/set?k=v&k=v    response headers from the query, in order, repeats kept
     /cookies/set?k=v        one Set-Cookie per pair (Path=/)
@@ -43,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import gzip
+import hashlib
 import json
 import threading
 import zlib
@@ -187,6 +189,36 @@ async def _echo(scope: Scope, receive: Receive, send: Send) -> None:
             "headers": [[n.decode("latin-1"), v.decode("latin-1")] for n, v in scope["headers"]],
             "body": body.decode("latin-1"),
             "body_base64": base64.b64encode(body).decode("ascii"),
+        },
+    )
+
+
+async def _upload_digest(scope: Scope, receive: Receive, send: Send) -> None:
+    """Hash the request body as it arrives (never holding it whole): length, SHA-256, the
+    number of body messages it came in, and the framing headers."""
+    digest_ = hashlib.sha256()
+    length = pieces = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+        body = message.get("body", b"")
+        digest_.update(body)
+        length += len(body)
+        pieces += 1
+        if not message.get("more_body", False):
+            break
+    headers = dict(scope["headers"])
+    await _respond_json(
+        send,
+        {
+            "method": scope["method"],
+            "length": length,
+            "sha256": digest_.hexdigest(),
+            "pieces": pieces,
+            "content_length": headers.get(b"content-length", b"").decode() or None,
+            "transfer_encoding": headers.get(b"transfer-encoding", b"").decode() or None,
+            "content_type": headers.get(b"content-type", b"").decode() or None,
         },
     )
 
@@ -345,6 +377,8 @@ class App:
             await _respond_json(send, {"Hello": "world!"})
         elif head == "echo":
             await _echo(scope, receive, send)
+        elif head == "upload-digest":
+            await _upload_digest(scope, receive, send)
         elif head == "status" and len(parts) == 2:
             await _status(send, parts[1])
         elif parts == ["headers", "set"]:
