@@ -6,9 +6,10 @@
 """
 
 from ._api import delete, get, head, options, patch, post, put, request, stream
-from ._auth import Auth, BasicAuth, DigestAuth
+from ._auth import Auth, BasicAuth, DigestAuth, NetRCAuth
 from ._client import USE_CLIENT_DEFAULT, AsyncClient, Client, __version__
 from ._config import Limits, Proxy, Timeout
+from ._content import AsyncByteStream, ByteStream, SyncByteStream
 from ._exceptions import (
     CloseError,
     ConnectError,
@@ -41,28 +42,44 @@ from ._exceptions import (
 )
 from ._models import Cookies, Headers, Request, Response
 from ._status_codes import codes
+from ._transports import (
+    AsyncBaseTransport,
+    AsyncHTTPTransport,
+    BaseTransport,
+    HTTPTransport,
+    MockTransport,
+)
 from ._urls import URL, QueryParams
 
+__title__ = "requestx"
+__description__ = "An async-first, httpx-compatible HTTP client on a libcurl C engine."
+
 __all__ = [
-    "USE_CLIENT_DEFAULT",
-    "URL",
+    "AsyncBaseTransport",
+    "AsyncByteStream",
     "AsyncClient",
+    "AsyncHTTPTransport",
     "Auth",
+    "BaseTransport",
     "BasicAuth",
+    "ByteStream",
     "Client",
     "CloseError",
     "ConnectError",
     "ConnectTimeout",
     "CookieConflict",
     "Cookies",
-    "DigestAuth",
     "DecodingError",
+    "DigestAuth",
     "HTTPError",
     "HTTPStatusError",
+    "HTTPTransport",
     "Headers",
     "InvalidURL",
     "Limits",
     "LocalProtocolError",
+    "MockTransport",
+    "NetRCAuth",
     "NetworkError",
     "PoolTimeout",
     "ProtocolError",
@@ -80,14 +97,16 @@ __all__ = [
     "StreamClosed",
     "StreamConsumed",
     "StreamError",
+    "SyncByteStream",
     "Timeout",
     "TimeoutException",
     "TooManyRedirects",
     "TransportError",
+    "URL",
+    "USE_CLIENT_DEFAULT",
     "UnsupportedProtocol",
     "WriteError",
     "WriteTimeout",
-    "__version__",
     "codes",
     "delete",
     "get",
@@ -98,4 +117,7 @@ __all__ = [
     "put",
     "request",
     "stream",
+    "__description__",
+    "__title__",
+    "__version__",
 ]

@@ -27,7 +27,7 @@ import typing
 
 from ._models import Request, Response
 
-__all__ = ["Auth", "BasicAuth", "DigestAuth", "FunctionAuth"]
+__all__ = ["Auth", "BasicAuth", "DigestAuth", "FunctionAuth", "NetRCAuth"]
 
 
 class Auth:
@@ -93,6 +93,22 @@ class BasicAuth(Auth):
         user = username.encode("latin-1") if isinstance(username, str) else username
         secret = password.encode("latin-1") if isinstance(password, str) else password
         return "Basic " + base64.b64encode(user + b":" + secret).decode("ascii")
+
+
+class NetRCAuth(Auth):
+    """Basic credentials for each request's host from a netrc file (`~/.netrc` by default);
+    requests to hosts the file does not list are sent without credentials."""
+
+    def __init__(self, file: str | None = None) -> None:
+        import netrc
+
+        self._netrc_info = netrc.netrc(file)
+
+    def auth_flow(self, request: Request) -> typing.Generator[Request, Response, None]:
+        entry = self._netrc_info.authenticators(request.url.host)
+        if entry is not None and entry[2] is not None:
+            request.headers["Authorization"] = BasicAuth._build_auth_header(entry[0], entry[2])
+        yield request
 
 
 def build_auth(auth: typing.Any) -> Auth | None:

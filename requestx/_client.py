@@ -17,13 +17,22 @@ what the caller passed.
 from __future__ import annotations
 
 import contextlib
+import time
 import typing
+
+import anyio
 
 from . import _aio, _core
 from ._auth import Auth, BasicAuth, build_auth
 from ._config import DEFAULT_LIMITS, DEFAULT_MAX_REDIRECTS, DEFAULT_TIMEOUT_CONFIG, Limits, Timeout
 from ._decoders import accept_encoding_header
-from ._exceptions import UnsupportedProtocol, exception_for_engine_error
+from ._exceptions import (
+    ConnectError,
+    ConnectTimeout,
+    RequestError,
+    UnsupportedProtocol,
+    exception_for_engine_error,
+)
 from ._models import _METHODS_WITH_BODY, Cookies, Headers, Request, Response
 from ._redirects import check_redirect_count, next_request
 from ._streams import (
@@ -33,6 +42,7 @@ from ._streams import (
     feed_request_body,
     upload_length,
 )
+from ._transports import _EngineSettings
 from ._types import (
     CookieTypes,
     HeaderTypes,
@@ -73,6 +83,14 @@ _HTTP_VERSION_1_1 = 0  # the engine's RX_HTTP_* values
 _HTTP_VERSION_2_TLS = 1  # h2 negotiated by ALPN on https, HTTP/1.1 otherwise
 _HTTP_VERSION_2_PRIOR_KNOWLEDGE = 2  # h2c on http://, without an upgrade round trip
 _NO_FED_BODY = -2  # Engine.open_stream's upload_length when the body is passed whole
+
+# HTTPTransport(retries=N) retries only requests that never reached the server.
+_RETRIED_ERRORS = (ConnectError, ConnectTimeout)
+
+
+def _retry_delay(attempt: int) -> float:
+    """0 s before the first retry, then 0.5, 1, 2, ... (httpx's backoff)."""
+    return 0.0 if attempt == 0 else 0.5 * 2 ** (attempt - 1)
 
 
 # Engine.perform / Engine.submit's leading arguments: method, URL, header entries, body,
@@ -149,16 +167,27 @@ class _BaseClient:
         event_hooks: typing.Any = None,
         base_url: URL | str = "",
         transport: typing.Any = None,
+        mounts: typing.Any = None,
         trust_env: bool = True,
         default_encoding: str | typing.Callable[[bytes], str] = "utf-8",
     ) -> None:
         for name, value in (
             ("cert", cert),
             ("proxy", proxy),
-            ("transport", transport),
+            ("mounts", mounts),
         ):
             if value is not None:
                 raise NotImplementedError(f"requestx.Client does not support {name}= yet")
+        # transport=: our HTTPTransport is the engine's settings in httpx's shape (the client
+        # adopts them and keeps its fast path); any other transport answers every request.
+        self._transport: typing.Any = None
+        self._retries = 0
+        if isinstance(transport, _EngineSettings):
+            verify, http1, http2 = transport.verify, transport.http1, transport.http2
+            limits, trust_env = transport.limits, transport.trust_env
+            self._retries = transport.retries
+        elif transport is not None:
+            self._transport = transport
         if not (http1 or http2):
             raise ValueError("At least one of http1 or http2 must be True.")
 
@@ -389,6 +418,22 @@ class _BaseClient:
             self._cookies.extract_cookies(response)
         return response
 
+    def _adopt_transport_response(
+        self, request: Request, response: Response, stream: bool, started: float
+    ) -> Response:
+        """Give a transport's response what the engine path gives one: its request, cookies,
+        the client's default encoding, the elapsed time (once read)."""
+        response.request = request
+        if self._default_encoding != "utf-8":
+            response.default_encoding = self._default_encoding
+        if not stream:
+            response.read()
+        response._started = started
+        if response.is_closed:
+            response._note_elapsed()
+        self._cookies.extract_cookies(response)
+        return response
+
     def _check_send_options(self, follow_redirects: bool | UseClientDefault) -> bool:
         """Validate send()'s options; returns whether to follow redirects."""
         if self._closed:
@@ -436,17 +481,44 @@ class Client(_BaseClient):
 
     def _send_single(self, request: Request) -> Response:
         """One request, one response: the hot path into the engine."""
+        if self._transport is not None:
+            return self._send_via_transport(request, stream=False)
         if request._content is None:
             return self._send_through_stream(request, stream_response=False)
         arguments = self._engine_arguments(request)
         try:
             result = self._engine.perform(*arguments)
         except _core.EngineError as exc:
-            raise exception_for_engine_error(exc.code, exc.message, request) from exc
+            error = exception_for_engine_error(exc.code, exc.message, request)
+            if not (self._retries and isinstance(error, _RETRIED_ERRORS)):
+                raise error from exc
+            result = self._retry(arguments, request, error)
         return self._build_response(request, result)
+
+    def _retry(
+        self, arguments: _EngineArguments, request: Request, error: RequestError
+    ) -> tuple[typing.Any, ...]:
+        """`retries` more attempts for a request that could not connect (HTTPTransport)."""
+        for attempt in range(self._retries):
+            time.sleep(_retry_delay(attempt))
+            try:
+                return self._engine.perform(*arguments)
+            except _core.EngineError as exc:
+                error = exception_for_engine_error(exc.code, exc.message, request)
+                if not isinstance(error, _RETRIED_ERRORS):
+                    break
+        raise error
+
+    def _send_via_transport(self, request: Request, stream: bool) -> Response:
+        """A client built with a custom transport (MockTransport, ...): it answers."""
+        started = time.perf_counter()
+        response = self._transport.handle_request(request)
+        return self._adopt_transport_response(request, response, stream, started)
 
     def _send_single_stream(self, request: Request) -> Response:
         """One request whose response is returned once its headers are in (stream=True)."""
+        if self._transport is not None:
+            return self._send_via_transport(request, stream=True)
         return self._send_through_stream(request, stream_response=True)
 
     def _send_through_stream(self, request: Request, stream_response: bool) -> Response:
@@ -620,6 +692,8 @@ class Client(_BaseClient):
             self._closed = True
             if self._owns_engine:
                 self._engine.close()
+            if self._transport is not None:
+                self._transport.close()
 
     def __enter__(self) -> Client:
         if self._closed:
@@ -645,6 +719,8 @@ class AsyncClient(_BaseClient):
 
     async def _send_single(self, request: Request) -> Response:
         """One request, one response: submit to the engine, await the event loop's queue."""
+        if self._transport is not None:
+            return await self._send_via_transport(request, stream=False)
         if request._content is None:
             return await self._send_through_stream(request, stream_response=False)
         arguments = self._engine_arguments(request)
@@ -652,16 +728,34 @@ class AsyncClient(_BaseClient):
         # httpx awaits before anything goes out; so do we, or a request made in an already
         # cancelled scope could be sent (and even completed by the spin) before noticing.
         await bridge.checkpoint_if_cancelled()
-        try:
-            pending = self._engine.submit(*arguments, bridge.queue)
-            await bridge.wait(pending)
-            result = pending.result()
-        except _core.EngineError as exc:
-            raise exception_for_engine_error(exc.code, exc.message, request) from exc
+        attempt = 0
+        while True:
+            try:
+                pending = self._engine.submit(*arguments, bridge.queue)
+                await bridge.wait(pending)
+                result = pending.result()
+                break
+            except _core.EngineError as exc:
+                error = exception_for_engine_error(exc.code, exc.message, request)
+                if attempt >= self._retries or not isinstance(error, _RETRIED_ERRORS):
+                    raise error from exc
+            await anyio.sleep(_retry_delay(attempt))  # HTTPTransport(retries=...)
+            attempt += 1
         return self._build_response(request, result)
+
+    async def _send_via_transport(self, request: Request, stream: bool) -> Response:
+        """A client built with a custom transport (MockTransport, ...): it answers."""
+        started = time.perf_counter()
+        response = await self._transport.handle_async_request(request)
+        if not stream:
+            await response.aread()
+        # Read already if it had to be (async): the shared part must not read it again.
+        return self._adopt_transport_response(request, response, True, started)
 
     async def _send_single_stream(self, request: Request) -> Response:
         """One request whose response is returned once its headers are in (stream=True)."""
+        if self._transport is not None:
+            return await self._send_via_transport(request, stream=True)
         return await self._send_through_stream(request, stream_response=True)
 
     async def _send_through_stream(self, request: Request, stream_response: bool) -> Response:
@@ -829,6 +923,8 @@ class AsyncClient(_BaseClient):
             self._closed = True
             if self._owns_engine:
                 self._engine.close()
+            if self._transport is not None:
+                await self._transport.aclose()
 
     async def __aenter__(self) -> AsyncClient:
         if self._closed:

@@ -26,9 +26,11 @@ from ._multipart import CHUNK_SIZE, MultipartStream, _file_length, _tell
 from ._types import RequestContent, RequestData, RequestFiles, ResponseContent
 
 __all__ = [
+    "AsyncByteStream",
     "AsyncIteratorByteStream",
     "ByteStream",
     "IteratorByteStream",
+    "SyncByteStream",
     "encode_json",
     "encode_request",
     "encode_response",
@@ -37,7 +39,29 @@ __all__ = [
 RawHeaders = typing.List[typing.Tuple[bytes, bytes]]
 
 
-class ByteStream:
+class SyncByteStream:
+    """The base of bodies read with `for chunk in stream` (httpx's class of that name)."""
+
+    def __iter__(self) -> typing.Iterator[bytes]:
+        raise NotImplementedError("The '__iter__' method must be implemented.")  # pragma: no cover
+        yield b""
+
+    def close(self) -> None:
+        """Release what the stream holds; nothing by default."""
+
+
+class AsyncByteStream:
+    """The base of bodies read with `async for chunk in stream` (httpx's class of that name)."""
+
+    async def __aiter__(self) -> typing.AsyncIterator[bytes]:
+        raise NotImplementedError("The '__aiter__' method must be implemented.")  # pragma: no cover
+        yield b""
+
+    async def aclose(self) -> None:
+        """Release what the stream holds; nothing by default."""
+
+
+class ByteStream(SyncByteStream, AsyncByteStream):
     """An in-memory body that iterates as one chunk, sync or async (httpx's `.stream`)."""
 
     __slots__ = ("_body",)
@@ -66,7 +90,7 @@ def _as_bytes(chunk: typing.Any) -> bytes:
     raise TypeError(f"A request body iterator must yield bytes, not {type(chunk).__name__}")
 
 
-class IteratorByteStream:
+class IteratorByteStream(SyncByteStream):
     """
     A request body from an iterable of bytes or a binary file object (read in 64 KiB
     pieces). A file object is rewound to where it started each time the body is sent
@@ -103,7 +127,7 @@ class IteratorByteStream:
         pass
 
 
-class AsyncIteratorByteStream:
+class AsyncIteratorByteStream(AsyncByteStream):
     """A request body from an async iterable of bytes (or an object with async `read`)."""
 
     def __init__(self, source: typing.Any) -> None:

@@ -22,6 +22,7 @@ import datetime
 import email.message
 import json as jsonlib
 import re
+import time
 import typing
 import urllib.request
 from collections.abc import Mapping
@@ -659,6 +660,7 @@ class Response:
     _history: list[Response] | None = None
     _cookies: Cookies | None = None
     _num_bytes_downloaded: int | None = None
+    _started: float | None = None  # transports: perf_counter() when the request was sent
 
     def __init__(
         self,
@@ -1183,6 +1185,8 @@ class Response:
             elapsed = getattr(self._stream, "elapsed", None)
             if elapsed is not None:
                 self._elapsed = elapsed
+            elif self._started is not None:
+                self._elapsed = time.perf_counter() - self._started
 
     def __repr__(self) -> str:
         return f"<Response [{self.status_code} {self.reason_phrase}]>"
