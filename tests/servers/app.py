@@ -7,6 +7,7 @@ writes. Routes (all methods unless noted):
     /json                   200 JSON {"Hello": "world!"}
     /echo[/anything]        JSON description of the request as received (see `_echo`)
     /upload-digest          length and SHA-256 of the request body, hashed as it arrives
+    /api/items?page=N       a paginated API: Basic auth, a session cookie, Link rel="next"
     /status/{code}          that status; a short text body unless the status forbids one
     /headers/set?k=v&k=v    response headers from the query, in order, repeats kept
     /cookies/set?k=v        one Set-Cookie per pair (Path=/)
@@ -223,6 +224,35 @@ async def _upload_digest(scope: Scope, receive: Receive, send: Send) -> None:
     )
 
 
+API_USER, API_PASSWORD = "reader", "letmein"
+API_ITEMS = [{"id": n, "name": f"item-{n}"} for n in range(1, 24)]
+API_PAGE_SIZE = 5
+
+
+async def _api_items(scope: Scope, send: Send) -> None:
+    """A paginated JSON API like many real ones: Basic auth on every request, a session cookie
+    set by the first page and required by the others, and a `Link: <...>; rel="next"` header."""
+    headers = dict(scope["headers"])
+    expected = base64.b64encode(f"{API_USER}:{API_PASSWORD}".encode()).decode()
+    if headers.get(b"authorization", b"").decode() != f"Basic {expected}":
+        auth = [(b"www-authenticate", b'Basic realm="api"')]
+        await _respond(send, 401, b"authentication required", None, auth)
+        return
+    page = _clamp_int(dict(_query(scope)).get("page", "1"), 1, 1000)
+    extra: Headers = []
+    if page == 1:
+        extra.append((b"set-cookie", b"session=s-42; Path=/api; HttpOnly"))
+    elif b"session=s-42" not in headers.get(b"cookie", b""):
+        await _respond_json(send, {"error": "no session"}, status=403)
+        return
+    start = (page - 1) * API_PAGE_SIZE
+    items = API_ITEMS[start : start + API_PAGE_SIZE]
+    if start + API_PAGE_SIZE < len(API_ITEMS):
+        extra.append((b"link", f'</api/items?page={page + 1}>; rel="next"'.encode()))
+    body = json.dumps({"page": page, "items": items}).encode()
+    await _respond(send, 200, body, b"application/json", extra)
+
+
 async def _status(send: Send, code: str) -> None:
     status = int(code)
     if not 200 <= status <= 599:
@@ -377,6 +407,8 @@ class App:
             await _respond_json(send, {"Hello": "world!"})
         elif head == "echo":
             await _echo(scope, receive, send)
+        elif parts == ["api", "items"]:
+            await _api_items(scope, send)
         elif head == "upload-digest":
             await _upload_digest(scope, receive, send)
         elif head == "status" and len(parts) == 2:
