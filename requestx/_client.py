@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import time
 import typing
+import warnings
 
 import anyio
 
@@ -86,6 +87,16 @@ _NO_FED_BODY = -2  # Engine.open_stream's upload_length when the body is passed 
 
 # HTTPTransport(retries=N) retries only requests that never reached the server.
 _RETRIED_ERRORS = (ConnectError, ConnectTimeout)
+
+
+def _warn_per_request_cookies() -> None:
+    warnings.warn(
+        "Setting per-request cookies=<...> is being deprecated, because the expected "
+        "behaviour on cookie persistence is ambiguous. Set cookies directly on the client "
+        "instance instead.",
+        DeprecationWarning,
+        stacklevel=3,
+    )
 
 
 def _retry_delay(attempt: int) -> float:
@@ -646,6 +657,8 @@ class Client(_BaseClient):
         >>> client.request("PATCH", "/items/1", json={"name": "new"}).status_code
         200
         """
+        if cookies is not None:
+            _warn_per_request_cookies()
         request = self.build_request(
             method,
             url,
@@ -888,6 +901,8 @@ class AsyncClient(_BaseClient):
         >>> (await client.request("PATCH", "/items/1", json={"name": "new"})).status_code
         200
         """
+        if kwargs.get("cookies") is not None:
+            _warn_per_request_cookies()
         request = self.build_request(method, url, **kwargs)
         return await self.send(request, auth=auth, follow_redirects=follow_redirects)
 

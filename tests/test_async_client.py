@@ -248,12 +248,13 @@ async def test_configuration_is_merged_with_the_request(server: HypercornServer)
         timeout=3,
     ) as client:
         assert client.timeout == requestx.Timeout(3)
-        response = await client.get(
-            "/sub",
-            params={"rp": "2", "both": "request"},
-            headers={"x-both": "request", "X-Req": "r"},
-            cookies={"rc": "2"},
-        )
+        with pytest.warns(DeprecationWarning, match="per-request cookies"):  # as in httpx
+            response = await client.get(
+                "/sub",
+                params={"rp": "2", "both": "request"},
+                headers={"x-both": "request", "X-Req": "r"},
+                cookies={"rc": "2"},
+            )
         echo = response.json()
         assert echo["path"] == "/echo/sub"
         assert echo["query"] == "cp=1&both=request&rp=2"

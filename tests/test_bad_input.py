@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import socket
 import typing
+import warnings
 from typing import Iterator
 
 import pytest
@@ -179,7 +180,7 @@ def test_bad_header_in_client_defaults_or_cookie(server: HypercornServer) -> Non
     with pytest.raises(requestx.LocalProtocolError):
         requestx.Client(headers={"X-A": "a\r\nb"})
     with requestx.Client() as client:
-        with pytest.raises(requestx.LocalProtocolError):
+        with pytest.raises(requestx.LocalProtocolError), pytest.warns(DeprecationWarning):
             client.get(server.url + "/cookies", cookies={"a": "b\r\nX-Injected: 1"})
         _still_works(client, server)
 
@@ -267,7 +268,8 @@ def test_absurd_argument_types(
     error: type[Exception],
 ) -> None:
     server.reset_stats()
-    with pytest.raises(error):
+    with pytest.raises(error), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # per-request cookies=
         client.post(server.url + "/echo", **kwargs)
     assert server.request_count() == 0
     _still_works(client, server)

@@ -112,12 +112,13 @@ def test_client_configuration_is_merged_with_the_request(server: HypercornServer
         cookies={"cc": "1"},
         timeout=3,
     ) as client:
-        response = client.get(
-            "/sub",
-            params={"rp": "2", "both": "request"},
-            headers={"x-both": "request", "X-Req": "r"},
-            cookies={"rc": "2"},
-        )
+        with pytest.warns(DeprecationWarning, match="per-request cookies"):  # as in httpx
+            response = client.get(
+                "/sub",
+                params={"rp": "2", "both": "request"},
+                headers={"x-both": "request", "X-Req": "r"},
+                cookies={"rc": "2"},
+            )
         echo = response.json()
         assert echo["path"] == "/echo/sub"  # base_url path + relative path
         assert echo["query"] == "cp=1&both=request&rp=2"  # request params win, order kept
