@@ -10,6 +10,7 @@ and trio.
 from __future__ import annotations
 
 import gzip
+import json
 import time
 import typing
 
@@ -75,6 +76,19 @@ def test_iter_raw_gives_encoded_bytes_and_iter_bytes_decodes(client: requestx.Cl
     with client.stream("GET", "/gzip") as response:
         response.read()
         assert response.json() == COMPRESSED_DOC
+
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate", "brotli", "zstd"])
+def test_every_advertised_encoding_is_decoded_both_ways(
+    client: requestx.Client, coding: str
+) -> None:
+    pytest.importorskip({"brotli": "brotli", "zstd": "zstandard"}.get(coding, "zlib"))
+    assert client.get(f"/{coding}").json() == COMPRESSED_DOC
+    with client.stream("GET", f"/{coding}") as response:
+        assert json.loads(b"".join(response.iter_bytes(chunk_size=7))) == COMPRESSED_DOC
+    with client.stream("GET", f"/{coding}") as response:
+        raw = b"".join(response.iter_raw())
+    assert b'"compressed"' not in raw  # iter_raw gives the bytes as sent: still compressed
 
 
 def test_text_and_lines_across_chunk_boundaries(raw_server: RawServer) -> None:

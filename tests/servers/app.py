@@ -22,8 +22,9 @@ writes. Routes (all methods unless noted):
                             N chunks of n bytes, `delay` seconds apart (before each chunk);
                             chunked unless length=1 (then Content-Length is sent up front)
     /bytes/{n}[?chunked=1]  `pattern_bytes(n)`, streamed in 64 KiB pieces
-    /gzip /deflate /brotli  JSON `COMPRESSED_DOC` compressed with that coding (brotli only when
-                            the `brotli` module is importable, else 404); ?size=n instead sends
+    /gzip /deflate /brotli /zstd
+                            JSON `COMPRESSED_DOC` compressed with that coding (brotli and zstd
+                            only when their module is importable, else 404); ?size=n instead sends
                             n bytes of b"a" compressed (for decompression-size tests)
     /charset/{name}[?text=...&param=0]
                             text (default `CHARSET_TEXT`) encoded in that charset, with
@@ -54,10 +55,14 @@ from urllib.parse import parse_qsl
 
 from . import digest
 
-try:  # optional: the /brotli route exists only when the codec does
+try:  # optional: the /brotli and /zstd routes exist only when their codec does
     import brotli
 except ImportError:  # pragma: no cover - depends on the environment
     brotli = None
+try:
+    import zstandard
+except ImportError:  # pragma: no cover - depends on the environment
+    zstandard = None
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -334,13 +339,15 @@ def _compressor(coding: str) -> Callable[[bytes], bytes] | None:
         return zlib.compress
     if coding == "brotli" and brotli is not None:
         return brotli.compress  # type: ignore[no-any-return]
+    if coding == "zstd" and zstandard is not None:
+        return zstandard.ZstdCompressor().compress  # type: ignore[no-any-return]
     return None
 
 
 async def _compressed(scope: Scope, send: Send, coding: str) -> None:
     compress = _compressor(coding)
     if compress is None:
-        await _respond(send, 404, b"brotli is not installed on the server side")
+        await _respond(send, 404, f"{coding} is not installed on the server side".encode())
         return
     size = dict(_query(scope)).get("size")
     if size is None:
@@ -432,7 +439,7 @@ class App:
             await _drip(scope, send)
         elif head == "bytes" and len(parts) == 2:
             await _bytes(scope, send, parts[1])
-        elif head in ("gzip", "deflate", "brotli") and len(parts) == 1:
+        elif head in ("gzip", "deflate", "brotli", "zstd") and len(parts) == 1:
             await _compressed(scope, send, head)
         elif head == "charset" and len(parts) == 2:
             await _charset(scope, send, parts[1])
