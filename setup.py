@@ -75,6 +75,7 @@ ext = Extension(
         "csrc/completion.c",
         "csrc/transfer.c",
         "csrc/engine.c",
+        "csrc/h2gate.c",
     ],
     include_dirs=["csrc"],
     depends=[
@@ -82,6 +83,7 @@ ext = Extension(
         "csrc/clock.h",
         "csrc/completion.h",
         "csrc/transfer.h",
+        "csrc/h2gate.h",
         "csrc/engine.h",
         "requestx/_core.pxd",
     ],

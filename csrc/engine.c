@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "h2gate.h"
 
 __thread int64_t rx_loop_now_ms;
 
@@ -46,6 +47,7 @@ struct rx_engine {
     /* Loop thread only. */
     CURLM *multi;
     CURLSH *share;
+    rx_gate *gate;           /* HTTP/2 per-origin bookkeeping (h2gate.h) */
     int64_t curl_timer_us;   /* absolute time curl wants a timeout call, -1 = none */
     rx_transfer *active;     /* doubly linked list of attached transfers */
     rx_transfer **heap;      /* min-heap on deadline_ms: transfers with a timeout armed */
@@ -239,6 +241,7 @@ static int64_t current_deadline(const rx_transfer *t)
 static void end_transfer(rx_engine *e, rx_transfer *t)
 {
     heap_remove(e, t);
+    rx_gate_forget(e->gate, t);
     if (t->active_prev)
         t->active_prev->active_next = t->active_next;
     else
@@ -271,6 +274,39 @@ static void reject_transfer(rx_transfer *t, int error, const char *text)
     rx_transfer_unref(t);
 }
 
+/* Hand a prepared transfer to libcurl. */
+static void attach_transfer(rx_engine *e, rx_transfer *t)
+{
+    CURLMcode mc = curl_multi_add_handle(e->multi, t->easy);
+    if (mc != CURLM_OK) {
+        rx_transfer_finish(t, RX_E_NOMEM, curl_multi_strerror(mc));
+        end_transfer(e, t);
+    }
+}
+
+/* HTTP/2-capable transfers pass through the gate (h2gate.h); it may park them for a while. */
+static int gate_admits(rx_engine *e, rx_transfer *t)
+{
+    int rc = rx_gate_admit(e->gate, t);
+    if (rc < 0) {
+        rx_transfer_finish(t, RX_E_NOMEM, "out of memory admitting a transfer");
+        end_transfer(e, t);
+    }
+    return rc > 0;
+}
+
+/* Transfers the gate let go since the last look (their origin's first connection is up). */
+static void admit_released(rx_engine *e)
+{
+    rx_transfer *t = rx_gate_take_released(e->gate);
+    while (t != NULL) {
+        rx_transfer *next = t->park_next; /* admitting may park it again, relinking it */
+        if (gate_admits(e, t))
+            attach_transfer(e, t);
+        t = next;
+    }
+}
+
 static void start_transfer(rx_engine *e, rx_transfer *t)
 {
     CURL *h = e->easy_pooled ? e->easy_pool[--e->easy_pooled] : curl_easy_init();
@@ -288,6 +324,14 @@ static void start_transfer(rx_engine *e, rx_transfer *t)
         curl_easy_setopt(h, CURLOPT_MAXAGE_CONN, e->keepalive_expiry_s);
     if (e->forbid_reuse)
         curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
+    int gated = t->http_version != RX_HTTP_1_1;
+    if (gated) {
+        curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, rx_gate_open_socket);
+        curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, t);
+        /* The close callback may run long after this transfer: it gets the gate. */
+        curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, rx_gate_close_socket);
+        curl_easy_setopt(h, CURLOPT_CLOSESOCKETDATA, e->gate);
+    }
     t->phase = RX_PHASE_WAITING;
     t->started_ms = t->last_activity_ms = rx_loop_now_ms;
     t->active_next = e->active;
@@ -296,24 +340,21 @@ static void start_transfer(rx_engine *e, rx_transfer *t)
     e->active = t;
     e->running++;
     __atomic_store_n(&t->state, RX_ACTIVE, __ATOMIC_RELAXED);
-    CURLMcode mc = curl_multi_add_handle(e->multi, h);
-    if (mc != CURLM_OK) {
-        rx_transfer_finish(t, RX_E_NOMEM, curl_multi_strerror(mc));
-        end_transfer(e, t);
-        return;
-    }
     /* A heap key may be early (it is then re-keyed) but never late. Real deadlines only move
      * later, except when the phase changes; so the first key is the earliest any phase allows. */
     long first = exchange_timeout(t);
     if (t->pool_timeout_ms >= 0 && (first < 0 || t->pool_timeout_ms < first))
         first = t->pool_timeout_ms;
-    if (first < 0)
-        return; /* no timeout at all: never in the heap */
-    t->deadline_ms = t->started_ms + first;
-    if (heap_push(e, t) != 0) {
-        rx_transfer_finish(t, RX_E_NOMEM, "out of memory arming a timeout");
-        end_transfer(e, t);
+    if (first >= 0) {
+        t->deadline_ms = t->started_ms + first;
+        if (heap_push(e, t) != 0) {
+            rx_transfer_finish(t, RX_E_NOMEM, "out of memory arming a timeout");
+            end_transfer(e, t);
+            return;
+        }
     }
+    if (!gated || gate_admits(e, t))
+        attach_transfer(e, t);
 }
 
 static void resume_transfer(rx_transfer *t)
@@ -515,6 +556,7 @@ static void *loop_main(void *arg)
             curl_multi_socket_action(e->multi, CURL_SOCKET_TIMEOUT, 0, &still_running);
         reap_completions(e);
         expire_deadlines(e);
+        admit_released(e);
 
         if (__atomic_load_n(&e->closing, __ATOMIC_ACQUIRE))
             break;
@@ -610,6 +652,8 @@ static void free_curl(rx_engine *e)
         curl_easy_cleanup(e->easy_pool[i]);
     if (e->share)
         curl_share_cleanup(e->share);
+    rx_gate_free(e->gate); /* after the multi: closing its connections reports to the gate */
+    e->gate = NULL;
 }
 
 static void close_fds(rx_engine *e)
@@ -661,10 +705,18 @@ rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len)
     curl_multi_setopt(e->multi, CURLMOPT_TIMERFUNCTION, on_timer);
     curl_multi_setopt(e->multi, CURLMOPT_TIMERDATA, e);
     curl_multi_setopt(e->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+    /* Streams per HTTP/2 connection until the server says otherwise (its SETTINGS win). */
+    curl_multi_setopt(e->multi, CURLMOPT_MAX_CONCURRENT_STREAMS, 1000L);
     if (limits->max_connections > 0) {
         curl_multi_setopt(e->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, limits->max_connections);
-        /* Also per host: libcurl 7.88 opens surplus HTTP/2 connections on bursts otherwise. */
         curl_multi_setopt(e->multi, CURLMOPT_MAX_HOST_CONNECTIONS, limits->max_connections);
+    }
+    if (limits->h2_prior_knowledge)
+        curl_multi_setopt(e->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 1L); /* see h2gate.h */
+    e->gate = rx_gate_new();
+    if (e->gate == NULL) {
+        snprintf(err, err_len, "out of memory");
+        goto fail;
     }
     /* httpx's max_keepalive_connections caps *idle* connections. libcurl's MAXCONNECTS caps
      * the whole connection cache, in use or not, and when a busy client exceeds it, curl

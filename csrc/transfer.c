@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "h2gate.h"
 
 static long live_transfers; /* atomic */
 
@@ -342,6 +343,8 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
     t->last_activity_ms = rx_loop_now_ms;
     if (t->headers_done)
         return n; /* trailers after a chunked body: not part of the response headers */
+    if (t->origin != NULL)
+        rx_gate_opener_ready(t); /* the first response came: the server's SETTINGS did too */
     /* A status line starts a new response (after a 1xx): keep only the final block. */
     if (n >= 5 && memcmp(data, "HTTP/", 5) == 0) {
         rx_buffer_clear(&t->headers);

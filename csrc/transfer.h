@@ -100,6 +100,9 @@ struct rx_transfer {
     long block_status;       /* status code of the header block being received */
     int curl_paused;         /* a callback paused the transfer: we, not the server, are behind */
     int upload_finished;     /* the read callback reported the end of a fed request body */
+    struct rx_origin *origin;/* HTTP/2-capable transfers: their origin in the engine's gate */
+    rx_transfer *park_next;  /* link while parked in (or released from) the gate */
+    int parked;              /* waiting in the gate for its origin's first connection */
 
     /* ---- response: written by the loop thread, read by the waiter once state == RX_DONE ---- */
     long status;

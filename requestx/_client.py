@@ -233,7 +233,10 @@ class _BaseClient:
 
         self._limits = limits
         self._engine = _core.Engine(
-            limits.max_connections, limits.max_keepalive_connections, limits.keepalive_expiry
+            limits.max_connections,
+            limits.max_keepalive_connections,
+            limits.keepalive_expiry,
+            self._http_version == _HTTP_VERSION_2_PRIOR_KNOWLEDGE,
         )
         self._owns_engine = True
         self._closed = False

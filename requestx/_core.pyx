@@ -140,7 +140,8 @@ cdef class Engine:
     ...     (5000, 5000, 5000, 5000), 0, True, None)
     """
 
-    def __cinit__(self, max_connections=None, max_keepalive=None, keepalive_expiry=None):
+    def __cinit__(self, max_connections=None, max_keepalive=None, keepalive_expiry=None,
+                  bint h2_prior_knowledge=False):
         self.limits.max_connections = 0 if max_connections is None else max_connections
         self.limits.max_keepalive = -1 if max_keepalive is None else max_keepalive
         if keepalive_expiry is None:
@@ -148,6 +149,7 @@ cdef class Engine:
         else:
             # libcurl counts whole seconds; round up so a short expiry is not "never reuse".
             self.limits.keepalive_expiry_s = max(1, <long>(keepalive_expiry + 0.999))
+        self.limits.h2_prior_knowledge = h2_prior_knowledge
         self.engine = NULL
         self.fork_generation = _fork_generation
 

@@ -6,11 +6,16 @@ Fixtures:
     raw_server   RawServer (one per session; stalled sockets are released after each test):
                  .url, .connection_count(), .reset_stats(), .release()
     anyio_backend  asyncio, asyncio+uvloop and trio, for `@pytest.mark.anyio` tests
+    tls          a trustme CA and a certificate for 127.0.0.1/localhost, as files:
+                 .ca_file (trust this), .cert_file (server key + chain)
+    tls_server   HypercornServer over TLS offering h2 and http/1.1 (one per session)
+    tls_h1_server  the same offering http/1.1 only (ALPN fallback tests)
 """
 
 from __future__ import annotations
 
 import importlib.util
+from pathlib import Path
 from typing import Iterator
 
 import pytest
@@ -35,6 +40,38 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(scope="session")
 def server() -> Iterator[HypercornServer]:
     with HypercornServer() as running:
+        yield running
+
+
+class TLSFiles:
+    """A test CA and a server certificate for 127.0.0.1 and localhost, written to files."""
+
+    def __init__(self, directory: Path) -> None:
+        import trustme
+
+        self.ca = trustme.CA()
+        self.server_cert = self.ca.issue_cert("127.0.0.1", "localhost")
+        self.ca_file = str(directory / "ca.pem")
+        self.cert_file = str(directory / "server.pem")
+        self.ca.cert_pem.write_to_path(self.ca_file)
+        self.server_cert.private_key_and_cert_chain_pem.write_to_path(self.cert_file)
+
+
+@pytest.fixture(scope="session")
+def tls(tmp_path_factory: pytest.TempPathFactory) -> TLSFiles:
+    return TLSFiles(tmp_path_factory.mktemp("tls"))
+
+
+@pytest.fixture(scope="session")
+def tls_server(tls: TLSFiles) -> Iterator[HypercornServer]:
+    with HypercornServer(certfile=tls.cert_file, keyfile=tls.cert_file) as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def tls_h1_server(tls: TLSFiles) -> Iterator[HypercornServer]:
+    server = HypercornServer(certfile=tls.cert_file, keyfile=tls.cert_file, alpn=("http/1.1",))
+    with server as running:
         yield running
 
 

@@ -8,7 +8,7 @@ its timeout instead of passing by luck. requestx releases the GIL while it waits
 the engine nothing.
 
 TLS/HTTP/2 hook: pass `certfile` and `keyfile` (e.g. from `trustme`) and the server speaks
-HTTPS with ALPN h2 and http/1.1 (hypercorn's defaults); `url` then starts with https://. Over
+HTTPS with ALPN h2 and http/1.1 (or what `alpn` lists); `url` then starts with https://. Over
 plain TCP hypercorn already accepts h2c, both prior-knowledge and `Upgrade: h2c`.
 """
 
@@ -37,10 +37,12 @@ class HypercornServer(Lifecycle):
         *,
         certfile: str | None = None,
         keyfile: str | None = None,
+        alpn: tuple[str, ...] = ("h2", "http/1.1"),
     ) -> None:
         self.app = app if app is not None else App()
         self.certfile = certfile
         self.keyfile = keyfile
+        self.alpn = alpn  # offered over TLS; ("http/1.1",) makes an HTTP/1.1-only server
         self.port = 0
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -80,10 +82,14 @@ class HypercornServer(Lifecycle):
         config.bind = [f"fd://{listener.detach()}"]  # hypercorn owns (and closes) it now
         config.certfile = self.certfile
         config.keyfile = self.keyfile
+        config.alpn_protocols = list(self.alpn)
         config.accesslog = None
         config.loglevel = "WARNING"  # no "Running on ..." banner in every test run
         config.graceful_timeout = 1.0  # stalled test connections must not delay shutdown
         config.h11_max_incomplete_size = 1024 * 1024  # tests may send large request headers
+        # Room for the multiplexing tests' bursts on one HTTP/2 connection (hypercorn's
+        # default is 100 streams, after which a client must open a second connection).
+        config.h2_max_concurrent_streams = 1000
         started = threading.Event()
         self._thread = threading.Thread(
             target=self._run, args=(config, started), name="hypercorn-test-server", daemon=True

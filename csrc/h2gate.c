@@ -1,0 +1,245 @@
+/* The HTTP/2 gate (see h2gate.h for why it exists). */
+#include "h2gate.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+struct rx_origin {
+    rx_origin *next;
+    rx_gate *gate;
+    char *key;               /* "scheme://authority" of the URL */
+    long users;              /* admitted transfers not yet forgotten */
+    long connections;        /* sockets open to the origin */
+    rx_transfer *opener;     /* setting up the first connection, or NULL */
+    rx_transfer *parked_head, *parked_tail;
+};
+
+struct rx_gate {
+    rx_origin *origins;
+    rx_origin **by_fd;       /* socket -> origin, for the close callback */
+    size_t by_fd_len;
+    rx_transfer *released_head, *released_tail;
+};
+
+rx_gate *rx_gate_new(void) { return calloc(1, sizeof(rx_gate)); }
+
+void rx_gate_free(rx_gate *g)
+{
+    if (g == NULL)
+        return;
+    while (g->origins != NULL) {
+        rx_origin *o = g->origins;
+        g->origins = o->next;
+        free(o->key);
+        free(o);
+    }
+    free(g->by_fd);
+    free(g);
+}
+
+/* The origin part of a URL the Python layer built: scheme "://" authority. */
+static size_t origin_length(const char *url)
+{
+    const char *p = strstr(url, "://");
+    if (p == NULL)
+        return strlen(url);
+    p += 3;
+    p += strcspn(p, "/?#");
+    return (size_t)(p - url);
+}
+
+static rx_origin *origin_for(rx_gate *g, const char *url)
+{
+    size_t len = origin_length(url);
+    for (rx_origin *o = g->origins; o != NULL; o = o->next)
+        if (strlen(o->key) == len && memcmp(o->key, url, len) == 0)
+            return o;
+    rx_origin *o = calloc(1, sizeof *o);
+    if (o == NULL || (o->key = malloc(len + 1)) == NULL) {
+        free(o);
+        return NULL;
+    }
+    memcpy(o->key, url, len);
+    o->key[len] = '\0';
+    o->gate = g;
+    o->next = g->origins;
+    g->origins = o;
+    return o;
+}
+
+/* An origin nobody uses and with no connection left is dropped (a crawler meets many). */
+static void maybe_drop(rx_gate *g, rx_origin *o)
+{
+    if (o->users > 0 || o->connections > 0)
+        return;
+    for (rx_origin **link = &g->origins; *link != NULL; link = &(*link)->next) {
+        if (*link == o) {
+            *link = o->next;
+            free(o->key);
+            free(o);
+            return;
+        }
+    }
+}
+
+static void release_parked(rx_gate *g, rx_origin *o)
+{
+    if (o->parked_head == NULL)
+        return;
+    for (rx_transfer *t = o->parked_head; t != NULL; t = t->park_next)
+        t->parked = 0;
+    if (g->released_tail != NULL)
+        g->released_tail->park_next = o->parked_head;
+    else
+        g->released_head = o->parked_head;
+    g->released_tail = o->parked_tail;
+    o->parked_head = o->parked_tail = NULL;
+}
+
+int rx_gate_admit(rx_gate *g, rx_transfer *t)
+{
+    rx_origin *o = t->origin;
+    if (o == NULL) {
+        if ((o = origin_for(g, t->url)) == NULL)
+            return -1;
+        o->users++;
+        t->origin = o;
+    }
+    if (o->opener != NULL && o->opener != t) {
+        t->parked = 1;
+        t->park_next = NULL;
+        if (o->parked_tail != NULL)
+            o->parked_tail->park_next = t;
+        else
+            o->parked_head = t;
+        o->parked_tail = t;
+        return 0;
+    }
+    long version = t->http_version == RX_HTTP_2_PRIOR_KNOWLEDGE
+                       ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+                       : CURL_HTTP_VERSION_2TLS;
+    if (o->connections == 0) {
+        o->opener = t; /* it will open the connection the others wait for */
+    } else if (version == CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE) {
+        version = CURL_HTTP_VERSION_2_0; /* reuses the connection: see bug 2 in h2gate.h */
+    }
+    curl_easy_setopt(t->easy, CURLOPT_HTTP_VERSION, version);
+    return 1;
+}
+
+rx_transfer *rx_gate_take_released(rx_gate *g)
+{
+    rx_transfer *head = g->released_head;
+    g->released_head = g->released_tail = NULL;
+    return head;
+}
+
+/* The opener's connection is ready (or it is gone): the parked transfers may go. */
+static void opener_done(rx_gate *g, rx_origin *o)
+{
+    o->opener = NULL;
+    release_parked(g, o);
+}
+
+void rx_gate_opener_ready(rx_transfer *t)
+{
+    rx_origin *o = t->origin;
+    if (o != NULL && o->opener == t)
+        opener_done(o->gate, o);
+}
+
+void rx_gate_forget(rx_gate *g, rx_transfer *t)
+{
+    rx_origin *o = t->origin;
+    if (o == NULL)
+        return;
+    if (t->parked) {
+        /* Unlink from the parked list. */
+        rx_transfer *prev = NULL;
+        for (rx_transfer *p = o->parked_head; p != NULL; prev = p, p = p->park_next) {
+            if (p != t)
+                continue;
+            if (prev != NULL)
+                prev->park_next = p->park_next;
+            else
+                o->parked_head = p->park_next;
+            if (o->parked_tail == p)
+                o->parked_tail = prev;
+            break;
+        }
+        t->parked = 0;
+    } else {
+        /* Released but not yet re-admitted: drop it from the released list too. */
+        rx_transfer *prev = NULL;
+        for (rx_transfer *p = g->released_head; p != NULL; prev = p, p = p->park_next) {
+            if (p != t)
+                continue;
+            if (prev != NULL)
+                prev->park_next = p->park_next;
+            else
+                g->released_head = p->park_next;
+            if (g->released_tail == p)
+                g->released_tail = prev;
+            break;
+        }
+    }
+    if (o->opener == t)
+        opener_done(g, o);
+    t->origin = NULL;
+    o->users--;
+    maybe_drop(g, o);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Socket accounting: libcurl lets us create and close its sockets.
+ */
+
+static int remember_fd(rx_gate *g, int fd, rx_origin *o)
+{
+    if ((size_t)fd >= g->by_fd_len) {
+        size_t len = g->by_fd_len ? g->by_fd_len : 64;
+        while (len <= (size_t)fd)
+            len *= 2;
+        rx_origin **grown = realloc(g->by_fd, len * sizeof *grown);
+        if (grown == NULL)
+            return -1;
+        memset(grown + g->by_fd_len, 0, (len - g->by_fd_len) * sizeof *grown);
+        g->by_fd = grown;
+        g->by_fd_len = len;
+    }
+    g->by_fd[fd] = o;
+    return 0;
+}
+
+curl_socket_t rx_gate_open_socket(void *clientp, curlsocktype purpose,
+                                  struct curl_sockaddr *address)
+{
+    rx_transfer *t = clientp;
+    (void)purpose;
+    int fd = socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+    if (fd < 0)
+        return CURL_SOCKET_BAD;
+    rx_origin *o = t->origin;
+    if (o != NULL) {
+        if (remember_fd(o->gate, fd, o) != 0) {
+            close(fd);
+            return CURL_SOCKET_BAD;
+        }
+        o->connections++;
+    }
+    return fd;
+}
+
+int rx_gate_close_socket(void *clientp, curl_socket_t fd)
+{
+    rx_gate *g = clientp;
+    if (fd >= 0 && (size_t)fd < g->by_fd_len && g->by_fd[fd] != NULL) {
+        rx_origin *o = g->by_fd[fd];
+        g->by_fd[fd] = NULL;
+        o->connections--;
+        maybe_drop(g, o);
+    }
+    return close(fd);
+}

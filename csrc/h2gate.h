@@ -1,0 +1,62 @@
+/* The HTTP/2 gate: per-origin bookkeeping that works around two libcurl 7.88 HTTP/2 bugs.
+ *
+ * 1. Bursts open surplus connections. Transfers added while the first connection to an origin
+ *    is still being set up each open a connection of their own, PIPEWAIT or not (200 requests
+ *    gave 100 connections). So the first HTTP/2-capable transfer to an origin with no
+ *    connection becomes its *opener*, and later ones are *parked* here until the opener's
+ *    connection has carried its first response (so the server's SETTINGS, which come first,
+ *    are known: released before that, transfers beyond curl's default of 100 streams would
+ *    each open a connection again) or the opener ended; then they are attached and multiplex
+ *    on it. Past the server's stream limit, libcurl 7.88 still opens further connections (up
+ *    to the per-host cap, max_connections).
+ *
+ * 2. h2c prior knowledge breaks on reuse (curl issue #10634, fixed in 8.0): a transfer that
+ *    asks for CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE and is given an existing connection stacks a
+ *    second HTTP/2 layer on it and fails with "Error in the HTTP2 framing layer". So only a
+ *    transfer that will open a new connection asks for prior knowledge; one that will reuse
+ *    asks for CURL_HTTP_VERSION_2_0, which multiplexes on the existing HTTP/2 connection.
+ *    Whether a connection to the origin exists is counted from libcurl's socket open/close
+ *    callbacks. (Prior-knowledge engines also cap connections per host at one, so a reusing
+ *    transfer never needs a new connection, where CURL_HTTP_VERSION_2_0 would mean an
+ *    HTTP/1.1 Upgrade attempt.)
+ *
+ * Loop thread only, like everything that touches libcurl. HTTP/1.1-only transfers never pass
+ * through the gate. The gate assumes an engine's transfers all ask for the same HTTP version,
+ * as they do with one engine per client: its connection counts only see connections opened by
+ * gated transfers, and an h2c transfer must not be handed an idle HTTP/1.1 connection. */
+#ifndef RX_H2GATE_H
+#define RX_H2GATE_H
+
+#include <curl/curl.h>
+
+#include "transfer.h"
+
+typedef struct rx_gate rx_gate;
+typedef struct rx_origin rx_origin;
+
+rx_gate *rx_gate_new(void);
+void rx_gate_free(rx_gate *g);
+
+/* A transfer is about to be attached. Returns 1 when it may go now (its easy handle's
+ * CURLOPT_HTTP_VERSION has been adjusted), 0 when it was parked. -1: out of memory. */
+int rx_gate_admit(rx_gate *g, rx_transfer *t);
+
+/* After libcurl calls: the transfers whose wait is over, linked through park_next, in the
+ * order they arrived. Each must be passed to rx_gate_admit() again (it may park again if
+ * the opener failed and another takes its place). */
+rx_transfer *rx_gate_take_released(rx_gate *g);
+
+/* Called from the transfer's header callback: its first response is arriving. If it was its
+ * origin's opener, the transfers parked behind it are released (taken by the engine with
+ * rx_gate_take_released() once libcurl has returned: no libcurl call is made here). */
+void rx_gate_opener_ready(rx_transfer *t);
+
+/* A transfer is ending (completed, cancelled, timed out): forget it. */
+void rx_gate_forget(rx_gate *g, rx_transfer *t);
+
+/* Installed on each gated easy handle: count the sockets open to each origin. */
+curl_socket_t rx_gate_open_socket(void *clientp, curlsocktype purpose,
+                                  struct curl_sockaddr *address);
+int rx_gate_close_socket(void *clientp, curl_socket_t fd);
+
+#endif
