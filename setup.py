@@ -76,6 +76,7 @@ ext = Extension(
         "csrc/transfer.c",
         "csrc/engine.c",
         "csrc/h2gate.c",
+        "csrc/tls.c",
     ],
     include_dirs=["csrc"],
     depends=[
@@ -84,6 +85,7 @@ ext = Extension(
         "csrc/completion.h",
         "csrc/transfer.h",
         "csrc/h2gate.h",
+        "csrc/tls.h",
         "csrc/engine.h",
         "requestx/_core.pxd",
     ],

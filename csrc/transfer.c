@@ -26,7 +26,6 @@ rx_transfer *rx_transfer_new(void)
     t->refs = 1;
     t->heap_index = -1;
     t->connect_timeout_ms = t->read_timeout_ms = t->write_timeout_ms = t->pool_timeout_ms = -1;
-    t->verify = 1;
     t->submit_cmd.transfer = t->cancel_cmd.transfer = t->resume_cmd.transfer = t;
     pthread_mutex_init(&t->stream_lock, NULL);
     pthread_cond_init(&t->stream_cond, NULL);
@@ -43,7 +42,7 @@ void rx_transfer_unref(rx_transfer *t)
     /* The easy handle and header list are always released by the loop thread at completion. */
     free(t->method);
     free(t->url);
-    free(t->ca_file);
+    rx_tls_unref(t->tls);
     rx_buffer_free(&t->header_lines);
     rx_buffer_free(&t->headers);
     rx_buffer_free(&t->body_buf);
@@ -134,10 +133,11 @@ int rx_transfer_add_header(rx_transfer *t, const char *name, size_t name_len,
     return 0;
 }
 
-int rx_transfer_set_ca_file(rx_transfer *t, const char *path, size_t len)
+void rx_transfer_set_tls(rx_transfer *t, rx_tls *tls)
 {
-    free(t->ca_file);
-    return (t->ca_file = dup_n(path, len)) ? 0 : RX_E_NOMEM;
+    rx_tls_ref(tls);
+    rx_tls_unref(t->tls);
+    t->tls = tls;
 }
 
 void rx_transfer_set_completion_queue(rx_transfer *t, rx_completion_queue *cq)
@@ -490,10 +490,9 @@ int rx_transfer_setup(rx_transfer *t, CURL *h, CURLSH *share)
     default: SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1); break;
     }
 
-    SET(CURLOPT_SSL_VERIFYPEER, t->verify ? 1L : 0L);
-    SET(CURLOPT_SSL_VERIFYHOST, t->verify ? 2L : 0L);
-    if (t->ca_file != NULL)
-        SET(CURLOPT_CAINFO, t->ca_file);
+    /* A reset handle verifies peer and host against libcurl's default CA store. */
+    if (t->tls != NULL && rx_tls_apply(t->tls, h) != 0)
+        goto fail;
 
     /* Method and body. curl picks GET/POST itself; anything else is a custom request. */
     int is_get = strcmp(t->method, "GET") == 0;

@@ -25,6 +25,7 @@
 
 #include "buffer.h"
 #include "completion.h"
+#include "tls.h"
 
 /* Error codes of our own, beside libcurl's CURLcode values (which all stay below 1000). */
 enum {
@@ -79,8 +80,7 @@ struct rx_transfer {
     long write_timeout_ms;
     long pool_timeout_ms;
     int http_version;        /* RX_HTTP_* */
-    int verify;              /* verify the peer's certificate and host name */
-    char *ca_file;           /* NULL: libcurl's default bundle */
+    rx_tls *tls;             /* TLS settings (a reference); NULL: verify with the default CAs */
     int stream;              /* hand the body over in pieces as it arrives (see "Streaming") */
     int upload_stream;       /* the request body is fed while the transfer runs (ditto) */
     int64_t upload_length;   /* its length when known (Content-Length), else -1: chunked */
@@ -168,7 +168,8 @@ int rx_transfer_set_method(rx_transfer *t, const char *method, size_t len);
 int rx_transfer_set_url(rx_transfer *t, const char *url, size_t len);
 int rx_transfer_add_header(rx_transfer *t, const char *name, size_t name_len,
                            const char *value, size_t value_len);
-int rx_transfer_set_ca_file(rx_transfer *t, const char *path, size_t len);
+/* Use these TLS settings (takes a reference). */
+void rx_transfer_set_tls(rx_transfer *t, rx_tls *tls);
 /* Deliver the completion to `cq` instead of the semaphore (takes a queue reference). */
 void rx_transfer_set_completion_queue(rx_transfer *t, rx_completion_queue *cq);
 

@@ -43,7 +43,8 @@ def request(
     proxy: typing.Any = None,
     timeout: TimeoutTypes = DEFAULT_TIMEOUT_CONFIG,
     follow_redirects: bool = False,
-    verify: bool | str = True,
+    verify: typing.Any = True,
+    cert: typing.Any = None,
     trust_env: bool = True,
 ) -> Response:
     """Send one request.
@@ -56,6 +57,7 @@ def request(
         cookies=cookies,
         proxy=proxy,
         verify=verify,
+        cert=cert,
         timeout=timeout,
         trust_env=trust_env,
         auth=auth,
@@ -90,7 +92,8 @@ def stream(
     proxy: typing.Any = None,
     timeout: TimeoutTypes = DEFAULT_TIMEOUT_CONFIG,
     follow_redirects: bool = False,
-    verify: bool | str = True,
+    verify: typing.Any = True,
+    cert: typing.Any = None,
     trust_env: bool = True,
 ) -> typing.Iterator[Response]:
     """Send one request and stream its response (see `Client.stream`).
@@ -103,6 +106,7 @@ def stream(
         cookies=cookies,
         proxy=proxy,
         verify=verify,
+        cert=cert,
         timeout=timeout,
         trust_env=trust_env,
         auth=auth,

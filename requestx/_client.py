@@ -43,6 +43,7 @@ from ._streams import (
     feed_request_body,
     upload_length,
 )
+from ._tls import tls_config
 from ._transports import _EngineSettings
 from ._types import (
     CookieTypes,
@@ -105,7 +106,7 @@ def _retry_delay(attempt: int) -> float:
 
 
 # Engine.perform / Engine.submit's leading arguments: method, URL, header entries, body,
-# timeouts (ms), HTTP version, verify, CA file.
+# timeouts (ms), HTTP version, TLS settings.
 _EngineArguments = typing.Tuple[
     bytes,
     bytes,
@@ -113,8 +114,7 @@ _EngineArguments = typing.Tuple[
     typing.Optional[bytes],
     typing.Tuple[int, int, int, int],
     int,
-    bool,
-    typing.Optional[bytes],
+    typing.Optional[_core.TLSConfig],
 ]
 
 # Shared engine for the top-level functions (requestx.get(...)): starting a loop thread per
@@ -166,7 +166,7 @@ class _BaseClient:
         params: QueryParamTypes | None = None,
         headers: HeaderTypes | None = None,
         cookies: CookieTypes | None = None,
-        verify: bool | str = True,
+        verify: typing.Any = True,
         cert: typing.Any = None,
         http1: bool = True,
         http2: bool = False,
@@ -183,7 +183,6 @@ class _BaseClient:
         default_encoding: str | typing.Callable[[bytes], str] = "utf-8",
     ) -> None:
         for name, value in (
-            ("cert", cert),
             ("proxy", proxy),
             ("mounts", mounts),
         ):
@@ -194,7 +193,12 @@ class _BaseClient:
         self._transport: typing.Any = None
         self._retries = 0
         if isinstance(transport, _EngineSettings):
-            verify, http1, http2 = transport.verify, transport.http1, transport.http2
+            verify, cert, http1, http2 = (
+                transport.verify,
+                transport.cert,
+                transport.http1,
+                transport.http2,
+            )
             limits, trust_env = transport.limits, transport.trust_env
             self._retries = transport.retries
         elif transport is not None:
@@ -218,12 +222,7 @@ class _BaseClient:
         self.trust_env = trust_env
         self._default_encoding = default_encoding
 
-        if verify is True or verify is False:
-            self._verify, self._ca_file = bool(verify), None
-        elif isinstance(verify, str):
-            self._verify, self._ca_file = True, verify.encode()
-        else:
-            raise TypeError("verify must be True, False or the path of a CA bundle file")
+        self._tls = tls_config(verify, cert, trust_env)
         if http2 and not http1:
             self._http_version = _HTTP_VERSION_2_PRIOR_KNOWLEDGE
         elif http2:
@@ -403,8 +402,7 @@ class _BaseClient:
             body if body or method in _METHODS_WITH_BODY else None,
             self._timeouts_for(request),
             self._http_version,
-            self._verify,
-            self._ca_file,
+            self._tls,
         )
 
     def _build_response(self, request: Request, result: tuple[typing.Any, ...]) -> Response:

@@ -3,6 +3,23 @@
 from libc.stdint cimport int64_t
 
 
+cdef extern from "tls.h" nogil:
+    ctypedef struct rx_tls:
+        int verify_peer
+        int verify_host
+        char *ca_file
+        char *ca_path
+        char *cert_file
+        char *key_file
+        char *key_password
+        long ssl_version
+
+    rx_tls *rx_tls_new()
+    void rx_tls_unref(rx_tls *tls)
+    int rx_tls_set_string(char **field, const char *value, size_t length)
+    int rx_tls_set_ca_pem(rx_tls *tls, const char *pem, size_t length)
+
+
 cdef extern from "transfer.h" nogil:
     ctypedef struct rx_completion_queue:
         int fd
@@ -24,7 +41,6 @@ cdef extern from "transfer.h" nogil:
         long write_timeout_ms
         long pool_timeout_ms
         int http_version
-        int verify
         int stream
         int upload_stream
         int64_t upload_length
@@ -43,7 +59,7 @@ cdef extern from "transfer.h" nogil:
     int rx_transfer_set_url(rx_transfer *t, const char *url, size_t length)
     int rx_transfer_add_header(rx_transfer *t, const char *name, size_t name_len,
                                const char *value, size_t value_len)
-    int rx_transfer_set_ca_file(rx_transfer *t, const char *path, size_t length)
+    void rx_transfer_set_tls(rx_transfer *t, rx_tls *tls)
     void rx_transfer_set_completion_queue(rx_transfer *t, rx_completion_queue *cq)
     int rx_transfer_wait(rx_transfer *t, long timeout_ms)
     char *rx_transfer_take_body(rx_transfer *t, size_t *length)
@@ -91,6 +107,11 @@ cdef extern from "engine.h" nogil:
     void rx_engine_free(rx_engine *e)
     void rx_engine_abandon(rx_engine *e)
     void rx_engine_get_stats(rx_engine *e, rx_engine_stats *out)
+
+
+cdef class TLSConfig:
+    cdef rx_tls *tls
+    cdef dict _fields
 
 
 cdef class Body:

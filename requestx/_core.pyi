@@ -3,6 +3,8 @@
 from typing import Any, Sequence
 
 LIBCURL_VERSION: str
+LIBCURL_CAINFO: str | None
+LIBCURL_CAPATH: str | None
 
 class EngineError(Exception):
     code: int
@@ -20,6 +22,25 @@ def timeouts_ms(
     connect: float | None, read: float | None, write: float | None, pool: float | None
 ) -> tuple[int, int, int, int]: ...
 def live_transfers() -> int: ...
+
+class TLSConfig:
+    def __init__(
+        self,
+        verify_peer: bool = True,
+        verify_host: bool = True,
+        ca_file: bytes | None = None,
+        ca_path: bytes | None = None,
+        ca_pem: bytes | None = None,
+        cert_file: bytes | None = None,
+        key_file: bytes | None = None,
+        key_password: bytes | None = None,
+        ssl_version: int = 0,
+    ) -> None: ...
+    def fields(self) -> dict[str, Any]: ...
+    @property
+    def verify_peer(self) -> bool: ...
+    @property
+    def verify_host(self) -> bool: ...
 
 class Engine:
     def __init__(
@@ -39,8 +60,7 @@ class Engine:
         body: bytes | None,
         timeouts: tuple[int, int, int, int],
         http_version: int,
-        verify: bool,
-        ca_file: bytes | None,
+        tls: TLSConfig | None,
     ) -> tuple[int, str, bytes, Body, float]: ...
     def submit(
         self,
@@ -50,8 +70,7 @@ class Engine:
         body: bytes | None,
         timeouts: tuple[int, int, int, int],
         http_version: int,
-        verify: bool,
-        ca_file: bytes | None,
+        tls: TLSConfig | None,
         queue: CompletionQueue,
     ) -> PendingTransfer: ...
     def open_stream(
@@ -62,8 +81,7 @@ class Engine:
         body: bytes | None,
         timeouts: tuple[int, int, int, int],
         http_version: int,
-        verify: bool,
-        ca_file: bytes | None,
+        tls: TLSConfig | None,
         queue: CompletionQueue | None,
         stream_response: bool = True,
         upload_length: int = -2,

@@ -27,12 +27,22 @@ cdef extern from "curl/curl.h" nogil:
     int curl_global_init(long flags)
     const char *curl_version()
     long CURL_GLOBAL_ALL
+    ctypedef struct curl_version_info_data:
+        const char *cainfo
+        const char *capath
+    int CURLVERSION_NOW
+    curl_version_info_data *curl_version_info(int age)
 
 # libcurl's global state is set up once, at import, before any engine thread exists.
 if curl_global_init(CURL_GLOBAL_ALL) != 0:
     raise ImportError("requestx: libcurl global initialisation failed")
 
 LIBCURL_VERSION = curl_version().decode()
+
+cdef curl_version_info_data *_info = curl_version_info(CURLVERSION_NOW)
+# libcurl's built-in CA store (the system's on Debian builds), or None.
+LIBCURL_CAINFO = None if _info.cainfo == NULL else _info.cainfo.decode()
+LIBCURL_CAPATH = None if _info.capath == NULL else _info.capath.decode()
 
 # Interrupted waiters look for Ctrl-C this often (the semaphore wait also ends early on EINTR).
 DEF SIGNAL_CHECK_MS = 50
@@ -68,6 +78,70 @@ class EngineError(Exception):
 
     def __str__(self):
         return self.message
+
+
+cdef class TLSConfig:
+    """TLS settings shared by every transfer of a client (see csrc/tls.h). Immutable once
+    built; `_tls.py` decides what httpx's verify=/cert=/trust_env mean and builds one.
+
+    ca_pem: CA certificates as PEM bytes (kept in memory, as from an ssl.SSLContext);
+    ssl_version: a CURL_SSLVERSION_* minimum or'ed with a CURL_SSLVERSION_MAX_* (0: default)."""
+
+    def __cinit__(self, bint verify_peer=True, bint verify_host=True, bytes ca_file=None,
+                  bytes ca_path=None, bytes ca_pem=None, bytes cert_file=None,
+                  bytes key_file=None, bytes key_password=None, long ssl_version=0):
+        self.tls = rx_tls_new()
+        if self.tls == NULL:
+            raise MemoryError()
+        self._fields = {
+            "verify_peer": verify_peer, "verify_host": verify_host, "ca_file": ca_file,
+            "ca_path": ca_path, "ca_pem": ca_pem, "cert_file": cert_file, "key_file": key_file,
+            "key_password": key_password, "ssl_version": ssl_version,
+        }
+        self.tls.verify_peer = verify_peer
+        self.tls.verify_host = verify_host
+        self.tls.ssl_version = ssl_version
+        _tls_string(&self.tls.ca_file, ca_file, "ca_file")
+        _tls_string(&self.tls.ca_path, ca_path, "ca_path")
+        _tls_string(&self.tls.cert_file, cert_file, "cert_file")
+        _tls_string(&self.tls.key_file, key_file, "key_file")
+        _tls_string(&self.tls.key_password, key_password, "key_password")
+        if ca_pem is not None and rx_tls_set_ca_pem(self.tls, PyBytes_AS_STRING(ca_pem),
+                                                    PyBytes_GET_SIZE(ca_pem)) != 0:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        rx_tls_unref(self.tls)
+        self.tls = NULL
+
+    def fields(self):
+        """The constructor's arguments, to build a variant of these settings."""
+        return dict(self._fields)
+
+    @property
+    def verify_peer(self):
+        return bool(self.tls.verify_peer)
+
+    @property
+    def verify_host(self):
+        return bool(self.tls.verify_host)
+
+    def __repr__(self):
+        return (f"<TLSConfig verify_peer={self.verify_peer} verify_host={self.verify_host} "
+                f"ca_file={_c_text(self.tls.ca_file)!r} ca_path={_c_text(self.tls.ca_path)!r} "
+                f"cert_file={_c_text(self.tls.cert_file)!r}>")
+
+
+cdef int _tls_string(char **field, bytes value, str name) except -1:
+    if value is None:
+        return 0
+    if rx_tls_set_string(field, PyBytes_AS_STRING(value), PyBytes_GET_SIZE(value)) != 0:
+        raise ValueError(f"{name} must not contain a NUL character")
+    return 0
+
+
+cdef object _c_text(const char *value):
+    return None if value == NULL else value.decode("utf-8", "replace")
 
 
 cdef char *_EMPTY = ""  # what an empty body exports (a buffer pointer must not be NULL)
@@ -137,7 +211,7 @@ cdef class Engine:
     >>> engine = Engine(100, 20, 5)
     >>> status, version, raw_headers, body, elapsed = engine.perform(
     ...     b"GET", b"http://127.0.0.1:8000/", [(b"Accept", b"*/*")], None,
-    ...     (5000, 5000, 5000, 5000), 0, True, None)
+    ...     (5000, 5000, 5000, 5000), 0, None)
     """
 
     def __cinit__(self, max_connections=None, max_keepalive=None, keepalive_expiry=None,
@@ -201,8 +275,7 @@ cdef class Engine:
                 "easy_pooled": s.easy_pooled}
 
     def perform(self, bytes method not None, bytes url not None, list headers not None,
-                bytes body, tuple timeouts not None, int http_version, bint verify,
-                bytes ca_file):
+                bytes body, tuple timeouts not None, int http_version, TLSConfig tls):
         """Run one request to completion, blocking this thread (GIL released while waiting).
 
         headers: list of (name, value) or (name, lower_name, value) bytes tuples; body: bytes or None; timeouts: the tuple
@@ -214,7 +287,7 @@ cdef class Engine:
         if t == NULL:
             raise MemoryError()
         try:
-            _fill_request(t, method, url, headers, body, timeouts, http_version, verify, ca_file)
+            _fill_request(t, method, url, headers, body, timeouts, http_version, tls)
             if rx_engine_submit(e, t) != 0:
                 raise EngineError(RX_E_ENGINE_CLOSED, "the client has been closed")
             _wait_blocking(e, t)
@@ -224,8 +297,8 @@ cdef class Engine:
 
 
     def submit(self, bytes method not None, bytes url not None, list headers not None,
-               bytes body, tuple timeouts not None, int http_version, bint verify,
-               bytes ca_file, CompletionQueue queue not None):
+               bytes body, tuple timeouts not None, int http_version, TLSConfig tls,
+               CompletionQueue queue not None):
         """Start a request whose completion is delivered to `queue` (an event loop's).
 
         Returns a PendingTransfer at once; once `queue.drain()` has returned it,
@@ -240,7 +313,7 @@ cdef class Engine:
         pending.engine = self
         pending.body = body  # borrowed by C until the transfer completes
         _fill_request(pending.transfer, method, url, headers, body, timeouts, http_version,
-                      verify, ca_file)
+                      tls)
         rx_transfer_set_completion_queue(pending.transfer, queue.queue)
         if rx_engine_submit(e, pending.transfer) != 0:
             raise EngineError(RX_E_ENGINE_CLOSED, "the client has been closed")
@@ -248,8 +321,8 @@ cdef class Engine:
         return pending
 
     def open_stream(self, bytes method not None, bytes url not None, list headers not None,
-                    bytes body, tuple timeouts not None, int http_version, bint verify,
-                    bytes ca_file, CompletionQueue queue, bint stream_response=True,
+                    bytes body, tuple timeouts not None, int http_version, TLSConfig tls,
+                    CompletionQueue queue, bint stream_response=True,
                     long long upload_length=-2):
         """Start a request that is not a single perform(): its response consumed as it
         arrives (stream_response), and/or its body fed while it runs (upload_length >= 0 for
@@ -271,7 +344,7 @@ cdef class Engine:
         pending.streaming = True
         pending.blocking = queue is None
         _fill_request(pending.transfer, method, url, headers, body, timeouts, http_version,
-                      verify, ca_file)
+                      tls)
         pending.transfer.stream = stream_response
         if upload_length >= -1:
             pending.transfer.upload_stream = 1
@@ -560,7 +633,7 @@ cdef class CompletionQueue:
 
 
 cdef int _fill_request(rx_transfer *t, bytes method, bytes url, list headers, bytes body,
-                       tuple timeouts, int http_version, bint verify, bytes ca_file) except -1:
+                       tuple timeouts, int http_version, TLSConfig tls) except -1:
     cdef object entry, name, value
     _check(rx_transfer_set_method(t, PyBytes_AS_STRING(method), PyBytes_GET_SIZE(method)))
     _check(rx_transfer_set_url(t, PyBytes_AS_STRING(url), PyBytes_GET_SIZE(url)))
@@ -582,9 +655,8 @@ cdef int _fill_request(rx_transfer *t, bytes method, bytes url, list headers, by
     t.write_timeout_ms = timeouts[2]
     t.pool_timeout_ms = timeouts[3]
     t.http_version = http_version
-    t.verify = verify
-    if ca_file is not None:
-        _check(rx_transfer_set_ca_file(t, PyBytes_AS_STRING(ca_file), PyBytes_GET_SIZE(ca_file)))
+    if tls is not None:
+        rx_transfer_set_tls(t, tls.tls)
     return 0
 
 

@@ -120,7 +120,6 @@ class _EngineSettings:
         socket_options: typing.Any = None,
     ) -> None:
         for name, value in (
-            ("cert", cert),
             ("proxy", proxy),
             ("uds", uds),
             ("local_address", local_address),
@@ -131,6 +130,7 @@ class _EngineSettings:
         if retries < 0:
             raise ValueError("retries must be >= 0")
         self.verify = verify
+        self.cert = cert
         self.trust_env = trust_env
         self.http1 = http1
         self.http2 = http2

@@ -38,11 +38,13 @@ class HypercornServer(Lifecycle):
         certfile: str | None = None,
         keyfile: str | None = None,
         alpn: tuple[str, ...] = ("h2", "http/1.1"),
+        client_ca: str | None = None,
     ) -> None:
         self.app = app if app is not None else App()
         self.certfile = certfile
         self.keyfile = keyfile
         self.alpn = alpn  # offered over TLS; ("http/1.1",) makes an HTTP/1.1-only server
+        self.client_ca = client_ca  # require client certificates signed by this CA (mTLS)
         self.port = 0
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -83,6 +85,9 @@ class HypercornServer(Lifecycle):
         config.certfile = self.certfile
         config.keyfile = self.keyfile
         config.alpn_protocols = list(self.alpn)
+        if self.client_ca is not None:
+            config.ca_certs = self.client_ca
+            config.verify_mode = ssl.CERT_REQUIRED
         config.accesslog = None
         config.loglevel = "WARNING"  # no "Running on ..." banner in every test run
         config.graceful_timeout = 1.0  # stalled test connections must not delay shutdown
@@ -141,6 +146,10 @@ class HypercornServer(Lifecycle):
             time.sleep(0.02)
 
     def _probe(self) -> bool:
+        if self.client_ca is not None:
+            # A server that wants client certificates refuses the probe's handshake; the
+            # listening socket exists already, and requests wait in its backlog until served.
+            return self._thread is not None and self._loop is not None
         if self.tls:
             context = ssl.create_default_context()
             context.check_hostname = False
