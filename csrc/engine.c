@@ -56,6 +56,7 @@ struct rx_engine {
     int easy_pooled;
     long keepalive_expiry_s; /* applied to each transfer as CURLOPT_MAXAGE_CONN; < 0 = default */
     int forbid_reuse;        /* max_keepalive == 0: close each connection after its transfer */
+    int64_t sweep_until_ms;  /* see sweep_after_stream_failure() */
 
     /* Spin heuristics for blocking waiters (relaxed atomics: a hint, not state). */
     int spinners;            /* waiters spinning right now (at most one spins) */
@@ -419,6 +420,25 @@ static int on_timer(CURLM *multi, long timeout_ms, void *userp)
  * The loop.
  */
 
+/* After an HTTP/2 stream fails (the server reset it, say), libcurl 7.88 can stop processing a
+ * later stream on the same connection whose data it has already read: no socket event comes,
+ * and the transfer sat idle until some timer of curl's fired (measured: a 20 kB response after
+ * a reset took exactly the connect timeout). For a while after such a failure the loop wakes
+ * every SWEEP_EVERY_MS when idle and lets curl run every transfer's state machine once
+ * (curl_multi_perform), which delivers the stalled data. */
+enum { SWEEP_EVERY_MS = 20, SWEEP_FOR_MS = 10000 };
+
+static void sweep_after_stream_failure(rx_engine *e)
+{
+    e->sweep_until_ms = rx_loop_now_ms + SWEEP_FOR_MS;
+}
+
+static void sweep(rx_engine *e)
+{
+    int still_running = 0;
+    curl_multi_perform(e->multi, &still_running);
+}
+
 static void reap_completions(rx_engine *e)
 {
     CURLMsg *msg;
@@ -428,7 +448,20 @@ static void reap_completions(rx_engine *e)
             continue;
         rx_transfer *t = NULL;
         curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&t);
+        if (t->origin != NULL && rx_gate_should_restart(t)) {
+            /* Refused a socket by the gate before anything was sent: start it again. */
+            curl_multi_remove_handle(e->multi, t->easy);
+            t->error_text[0] = '\0';
+            t->content_length = -1;
+            t->body_received = 0;
+            if (gate_admits(e, t))
+                attach_transfer(e, t);
+            continue;
+        }
         rx_transfer_collect(t, msg->data.result);
+        if (t->origin != NULL &&
+            (msg->data.result == CURLE_HTTP2_STREAM || msg->data.result == CURLE_HTTP2))
+            sweep_after_stream_failure(e);
         end_transfer(e, t);
     }
 }
@@ -497,6 +530,11 @@ static int next_wait_ms(rx_engine *e)
         if (wake_us < 0 || heap_us < wake_us)
             wake_us = heap_us;
     }
+    if (e->sweep_until_ms > rx_loop_now_ms && e->running > 0) {
+        int64_t sweep_us = (rx_loop_now_ms + SWEEP_EVERY_MS) * 1000;
+        if (wake_us < 0 || sweep_us < wake_us)
+            wake_us = sweep_us;
+    }
     if (wake_us < 0)
         return -1;
     int64_t wait_us = wake_us - rx_clock_us();
@@ -538,6 +576,8 @@ static void *loop_main(void *arg)
         int n = epoll_wait(e->epoll_fd, events, MAX_EVENTS, next_wait_ms(e));
         rx_loop_now_ms = rx_clock_ms();
         e->wakeups++;
+        if (n == 0 && e->sweep_until_ms > rx_loop_now_ms && e->running > 0)
+            sweep(e);
         for (int i = 0; i < n; i++) {
             int fd = events[i].data.fd;
             if (fd == e->wake_fd) {

@@ -120,13 +120,28 @@ int rx_gate_admit(rx_gate *g, rx_transfer *t)
     long version = t->http_version == RX_HTTP_2_PRIOR_KNOWLEDGE
                        ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
                        : CURL_HTTP_VERSION_2TLS;
-    if (o->connections == 0) {
+    t->h2c_reuse_only = 0;
+    /* Restarted because libcurl wanted a new connection: make sure it gets one (reusing with
+     * prior knowledge would trigger bug 2; FRESH_CONNECT also closes an idle connection if
+     * the per-host cap leaves no room). */
+    curl_easy_setopt(t->easy, CURLOPT_FRESH_CONNECT, t->needs_new_connection ? 1L : 0L);
+    if (o->connections == 0 || t->needs_new_connection) {
         o->opener = t; /* it will open the connection the others wait for */
+        t->needs_new_connection = 0;
     } else if (version == CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE) {
         version = CURL_HTTP_VERSION_2_0; /* reuses the connection: see bug 2 in h2gate.h */
+        t->h2c_reuse_only = 1;
     }
     curl_easy_setopt(t->easy, CURLOPT_HTTP_VERSION, version);
     return 1;
+}
+
+int rx_gate_should_restart(rx_transfer *t)
+{
+    if (!t->needs_new_connection)
+        return 0;
+    /* Bounded: a server that refuses every new connection must not make us loop. */
+    return ++t->gate_restarts <= 3;
 }
 
 rx_transfer *rx_gate_take_released(rx_gate *g)
@@ -218,6 +233,12 @@ curl_socket_t rx_gate_open_socket(void *clientp, curlsocktype purpose,
 {
     rx_transfer *t = clientp;
     (void)purpose;
+    if (t->h2c_reuse_only) {
+        /* libcurl wants a new connection for a transfer set up to reuse one: refuse, and let
+         * the engine restart it as a prior-knowledge opener (bug 2 in h2gate.h). */
+        t->needs_new_connection = 1;
+        return CURL_SOCKET_BAD;
+    }
     int fd = socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
     if (fd < 0)
         return CURL_SOCKET_BAD;

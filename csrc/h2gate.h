@@ -16,9 +16,14 @@
  *    transfer that will open a new connection asks for prior knowledge; one that will reuse
  *    asks for CURL_HTTP_VERSION_2_0, which multiplexes on the existing HTTP/2 connection.
  *    Whether a connection to the origin exists is counted from libcurl's socket open/close
- *    callbacks. (Prior-knowledge engines also cap connections per host at one, so a reusing
- *    transfer never needs a new connection, where CURL_HTTP_VERSION_2_0 would mean an
- *    HTTP/1.1 Upgrade attempt.)
+ *    callbacks. A reusing transfer must never open a connection itself: with
+ *    CURL_HTTP_VERSION_2_0 that would be an HTTP/1.1 `Upgrade: h2c` request, which an
+ *    h2c-only server does not understand. libcurl does want one when it retries a stream the
+ *    server refused (RST_STREAM REFUSED_STREAM, or beyond a GOAWAY's last stream). So the
+ *    open-socket callback refuses a socket to a reusing transfer; the transfer then fails to
+ *    connect before anything was sent, and the engine starts it again as the opener of a new
+ *    prior-knowledge connection (rx_gate_should_restart). Prior-knowledge engines also cap
+ *    connections per host at one, so this only happens when the connection goes away.
  *
  * Loop thread only, like everything that touches libcurl. HTTP/1.1-only transfers never pass
  * through the gate. The gate assumes an engine's transfers all ask for the same HTTP version,
@@ -50,6 +55,10 @@ rx_transfer *rx_gate_take_released(rx_gate *g);
  * origin's opener, the transfers parked behind it are released (taken by the engine with
  * rx_gate_take_released() once libcurl has returned: no libcurl call is made here). */
 void rx_gate_opener_ready(rx_transfer *t);
+
+/* A transfer finished because the gate refused it a socket (see bug 2): 1 if the engine
+ * should detach it and admit it again (it will open a new connection), 0 to let it fail. */
+int rx_gate_should_restart(rx_transfer *t);
 
 /* A transfer is ending (completed, cancelled, timed out): forget it. */
 void rx_gate_forget(rx_gate *g, rx_transfer *t);

@@ -214,8 +214,13 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
     rx_transfer *t = userdata;
     size_t n = size * nmemb;
     t->last_activity_ms = rx_loop_now_ms;
-    if (t->stream)
-        return on_stream_body(t, data, n);
+    t->body_received += (int64_t)n; /* a paused chunk is offered again: see below */
+    if (t->stream) {
+        size_t taken = on_stream_body(t, data, n);
+        if (taken != n)
+            t->body_received -= (int64_t)n;
+        return taken;
+    }
     if (t->body_buf.cap == 0) {
         /* Pre-size from Content-Length (capped: a hostile length must not reserve gigabytes). */
         curl_off_t expected = -1;
@@ -420,6 +425,7 @@ int rx_transfer_setup(rx_transfer *t, CURL *h, CURLSH *share)
     t->easy = h;
     t->error_text[0] = '\0';
     t->content_length = -1;
+    t->body_received = 0;
 
     /* Headers: an empty "Expect:" stops curl's 100-continue wait on uploads. */
     struct curl_slist *list = curl_slist_append(NULL, "Expect:");
@@ -559,6 +565,15 @@ void rx_transfer_collect(rx_transfer *t, CURLcode result)
         t->http_version_used = (int)version;
     }
     t->total_time_us = total;
+    /* Whatever the protocol layer concluded, a body shorter than its Content-Length is not a
+     * complete response (no content decoding happens here, so the counts compare). */
+    if (t->error == 0 && t->content_length >= 0 && t->body_received < t->content_length &&
+        strcmp(t->method, "HEAD") != 0 && status != 204 && status != 304 && status >= 200) {
+        t->error = RX_E_INCOMPLETE_BODY;
+        snprintf(t->error_text, sizeof t->error_text,
+                 "the response body ended after %lld of its %lld bytes (Content-Length)",
+                 (long long)t->body_received, (long long)t->content_length);
+    }
     if (t->error && t->error_text[0] == '\0' && t->error < RX_E_CANCELLED)
         snprintf(t->error_text, sizeof t->error_text, "%s", curl_easy_strerror(result));
 }

@@ -97,12 +97,16 @@ struct rx_transfer {
     long heap_index;         /* -1 when not in the heap */
     int own_error;           /* an RX_E_* decided by a callback, wins over curl's code */
     int64_t content_length;  /* Content-Length of the response being received, -1 if none */
+    int64_t body_received;   /* body bytes received so far (as sent: not content-decoded) */
     long block_status;       /* status code of the header block being received */
     int curl_paused;         /* a callback paused the transfer: we, not the server, are behind */
     int upload_finished;     /* the read callback reported the end of a fed request body */
     struct rx_origin *origin;/* HTTP/2-capable transfers: their origin in the engine's gate */
     rx_transfer *park_next;  /* link while parked in (or released from) the gate */
     int parked;              /* waiting in the gate for its origin's first connection */
+    int h2c_reuse_only;      /* h2c transfer told to reuse: a new socket for it is refused */
+    int needs_new_connection;/* h2c: libcurl wanted a new connection for it (see h2gate.h) */
+    int gate_restarts;       /* times it was restarted for that reason */
 
     /* ---- response: written by the loop thread, read by the waiter once state == RX_DONE ---- */
     long status;
