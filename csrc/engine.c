@@ -591,9 +591,15 @@ static void *loop_main(void *arg)
             curl_multi_socket_action(e->multi, fd, flags, &still_running);
         }
         /* The timer stays armed through the call: curl re-arms or clears it by callback if the
-         * call changed anything, and otherwise we simply call again when it is due. */
-        if (e->curl_timer_us >= 0 && e->curl_timer_us <= rx_clock_us())
+         * call changed anything. If it did not (curl only reports a *changed* expiry, and a
+         * call a fraction of a millisecond before its timer is due expires nothing), the timer
+         * is still in the past: look again in a millisecond rather than spin on a zero wait. */
+        if (e->curl_timer_us >= 0 && e->curl_timer_us <= rx_clock_us()) {
+            int64_t due = e->curl_timer_us;
             curl_multi_socket_action(e->multi, CURL_SOCKET_TIMEOUT, 0, &still_running);
+            if (e->curl_timer_us == due)
+                e->curl_timer_us = rx_clock_us() + 1000;
+        }
         reap_completions(e);
         expire_deadlines(e);
         admit_released(e);

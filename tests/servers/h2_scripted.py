@@ -87,10 +87,23 @@ class ScriptedH2Server(SocketServer):
                             continue
                         if not self._respond(h2conn, event):
                             conn.sendall(h2conn.data_to_send())
-                            return  # the scenario closes the connection
+                            self._close_gracefully(conn)
+                            return
                     conn.sendall(h2conn.data_to_send())
         except (OSError, h2.exceptions.ProtocolError):
             pass  # the client went away: that is what several scenarios provoke
+
+    @staticmethod
+    def _close_gracefully(conn: socket.socket) -> None:
+        """End the connection with a FIN after everything sent, reading what the client still
+        sends (a close with unread input would be a TCP reset, losing the GOAWAY)."""
+        conn.shutdown(socket.SHUT_WR)
+        conn.settimeout(1.0)
+        try:
+            while conn.recv(65536):
+                pass
+        except OSError:
+            pass
 
     def _respond(
         self, h2conn: h2.connection.H2Connection, event: h2.events.RequestReceived
