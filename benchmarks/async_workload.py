@@ -122,7 +122,12 @@ async def _task(state: _State, call: Callable[[str], Awaitable[Any]], url: str) 
 
 
 async def _run(
-    driver_cls: type[AsyncDriver], base_url: str, result: Measurement, seconds: float, warmup: float
+    driver_cls: type[AsyncDriver],
+    base_url: str,
+    result: Measurement,
+    seconds: float,
+    warmup: float,
+    count_open: bool,
 ) -> None:
     import anyio
 
@@ -163,7 +168,7 @@ async def _run(
                 await state.finished.wait()
             group.cancel_scope.cancel()
         result.error = state.error
-        if result.error is None:
+        if result.error is None and count_open:
             result.connections = _open_connections(base_url)  # blocks the loop: after timing
     finally:
         with anyio.fail_after(OPEN_TIMEOUT):
@@ -171,9 +176,22 @@ async def _run(
 
 
 def measure(
-    client: str, loop: str, concurrency: int, base_url: str, seconds: float, warmup: float
+    client: str,
+    loop: str,
+    concurrency: int,
+    base_url: str,
+    seconds: float,
+    warmup: float,
+    *,
+    driver: type[AsyncDriver] | None = None,
+    count_open: bool = True,
 ) -> Measurement:
-    """Run one cell in this process; failures end up in `error`, not as exceptions."""
+    """Run one cell in this process; failures end up in `error`, not as exceptions.
+
+    `driver` replaces DRIVERS[client] (run_h2.py's HTTP/2 drivers). With `count_open` False
+    the cell leaves `connections` unset and opens no connection of its own to read nginx's
+    status (run_h2.py counts the connections from outside, and its servers are not HTTP/1.1).
+    """
     import anyio
 
     result = Measurement(client, loop, concurrency)
@@ -183,7 +201,7 @@ def measure(
     backend = "trio" if loop == "trio" else "asyncio"
     try:
         anyio.run(
-            _run, DRIVERS[client], base_url, result, seconds, warmup,
+            _run, driver or DRIVERS[client], base_url, result, seconds, warmup, count_open,
             backend=backend, backend_options=options,
         )  # fmt: skip
     except Exception as exc:

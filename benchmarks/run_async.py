@@ -112,6 +112,27 @@ def available(clients: list[str], loops: list[str]) -> tuple[list[str], list[str
     return usable_clients, usable_loops, skipped
 
 
+def run_process(command: list[str], limit: float) -> tuple[dict[str, Any] | None, str]:
+    """Run a measuring process: the JSON object its last line of output holds, or None and why
+    there is none (killed after `limit` seconds, crashed, failed: with its last stderr line)."""
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=limit, check=False)
+    except subprocess.TimeoutExpired:
+        return None, f"killed: no result after {limit:g} s"
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        if done.returncode < 0:
+            why = f"crashed ({signal.Signals(-done.returncode).name})"
+        else:
+            why = f"exit status {done.returncode}"
+        last = (done.stderr.strip().splitlines() or [""])[-1]
+        return None, f"{why}: {last}" if last else why
+    try:
+        return json.loads(lines[-1]), ""
+    except ValueError:
+        return None, f"not a result: {lines[-1][:200]}"
+
+
 def run_cell(
     client: str, loop: str, concurrency: int, base_url: str, seconds: float, warmup: float
 ) -> dict[str, Any]:
@@ -121,19 +142,9 @@ def run_cell(
     command += [repr(seconds), repr(warmup)]
     limit = seconds + warmup + CELL_SLACK
     row: dict[str, Any] = {"client": client, "loop": loop, "concurrency": concurrency}
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=limit, check=False)
-    except subprocess.TimeoutExpired:
-        return {**row, "error": f"killed: no result after {limit:g} s"}
-    lines = done.stdout.strip().splitlines()
-    if done.returncode != 0 or not lines:
-        if done.returncode < 0:
-            why = f"crashed ({signal.Signals(-done.returncode).name})"
-        else:
-            why = f"exit status {done.returncode}"
-        last = (done.stderr.strip().splitlines() or [""])[-1]
-        return {**row, "error": f"{why}: {last}" if last else why}
-    result = json.loads(lines[-1])
+    result, why = run_process(command, limit)
+    if result is None:
+        return {**row, "error": why}
     requests, secs, cpu = result["requests"], result["seconds"], result["cpu_seconds"]
     return {
         **row,

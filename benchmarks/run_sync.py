@@ -172,9 +172,9 @@ def _row(client: str, scenario: Any, m: Measurement) -> dict[str, Any]:
     }
 
 
-def start_nginx() -> Nginx | None:
+def start_nginx(http2: bool = False) -> Nginx | None:
     """A started local nginx, or None after saying on stderr why there is none."""
-    server = Nginx()
+    server = Nginx(http2=http2)
     try:
         server.start()
     except RuntimeError as exc:

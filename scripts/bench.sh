@@ -2,30 +2,34 @@
 # The main job: requestx side by side with other clients against a local nginx that the
 # benchmarks start themselves. From a fresh Debian 12 machine.
 #
-#   scripts/bench.sh                      both benchmarks with their defaults (about 4 minutes):
-#                                         sync (requestx.Client vs httpx, requests, pycurl),
-#                                         then async (requestx.AsyncClient vs aiohttp,
-#                                         pyreqwest, httpx on asyncio, uvloop and trio)
+#   scripts/bench.sh                      all three benchmarks with their defaults (about 5
+#                                         minutes): sync (requestx.Client vs httpx, requests,
+#                                         pycurl), async (requestx.AsyncClient vs aiohttp,
+#                                         pyreqwest, httpx on asyncio, uvloop and trio), then
+#                                         h2 (HTTP/2: requestx vs pyreqwest and httpx over TLS
+#                                         and h2c, connections, latency next to h2load)
 #   scripts/bench.sh sync  [arguments]    only benchmarks/run_sync.py, with its arguments
 #   scripts/bench.sh async [arguments]    only benchmarks/run_async.py, with its arguments
+#   scripts/bench.sh h2    [arguments]    only benchmarks/run_h2.py, with its arguments
 #
 #   e.g.  scripts/bench.sh sync --seconds 1 --scenarios get
 #         scripts/bench.sh async --concurrency 1,64 --loops uvloop --json async.json
+#         scripts/bench.sh h2 --seconds 1 --parts A,B --protocols h2
 #         scripts/bench.sh async --help
 #
-# With both, the exit status is the worse of the two (0 ok, 1 a measurement failed, 2 no run).
+# With all three, the exit status is the worst of them (0 ok, 1 a measurement failed, 2 no run).
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; }
 
-which=both
+which=all
 case "${1:-}" in
-    sync|async) which="$1"; shift ;;
+    sync|async|h2) which="$1"; shift ;;
     -h|--help) usage; exit 0 ;;
     "") ;;
-    *) echo "bench: say which benchmark takes '$*': scripts/bench.sh sync|async $*" >&2
+    *) echo "bench: say which benchmark takes '$*': scripts/bench.sh sync|async|h2 $*" >&2
        echo >&2; usage >&2; exit 2 ;;
 esac
 
@@ -33,13 +37,14 @@ scripts/bootstrap.sh --bench
 py=.venv/bin/python
 "$py" setup.py -q build_ext --inplace >/dev/null
 
-if [ "$which" != both ]; then
+if [ "$which" != all ]; then
     exec "$py" "benchmarks/run_$which.py" "$@"
 fi
 status=0
-"$py" benchmarks/run_sync.py || status=$?
-echo
-rc=0
-"$py" benchmarks/run_async.py || rc=$?
-if [ "$rc" -gt "$status" ]; then status=$rc; fi
+for bench in sync async h2; do
+    [ "$bench" = sync ] || echo
+    rc=0
+    "$py" "benchmarks/run_$bench.py" || rc=$?
+    if [ "$rc" -gt "$status" ]; then status=$rc; fi
+done
 exit "$status"

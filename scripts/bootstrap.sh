@@ -3,7 +3,8 @@
 #
 #   scripts/bootstrap.sh [--bench] [--valgrind] [--venv DIR]
 #
-#   --bench      also install nginx-light and the benchmark extras (.[bench])
+#   --bench      also install nginx-light, nghttp2-client (h2load) and the benchmark extras
+#                (.[bench])
 #   --valgrind   also install valgrind
 #   --venv DIR   virtualenv location (default: <repo>/.venv)
 #   PYTHON=...   interpreter to build the virtualenv from (default: python3)
@@ -50,7 +51,8 @@ if ! "$python" -c 'import os, sysconfig; p = sysconfig.get_paths()["include"]
 raise SystemExit(not os.path.exists(os.path.join(p, "Python.h")))' >/dev/null 2>&1; then
     packages+=(python3-dev)
 fi
-[ "$bench" = 1 ] && packages+=(nginx-light libssl-dev)  # libssl-dev: pycurl built from source
+# libssl-dev: pycurl built from source; nghttp2-client: h2load, run_h2.py's C baseline
+[ "$bench" = 1 ] && packages+=(nginx-light libssl-dev nghttp2-client)
 [ "$valgrind" = 1 ] && packages+=(valgrind)
 
 if command -v dpkg-query >/dev/null 2>&1; then
