@@ -220,6 +220,19 @@ def test_client_certificates(tls: TLSFiles, mtls: tuple[HypercornServer, Path, P
         requestx.Client(cert=str(folder / "missing.pem"))
 
 
+def test_a_client_certificate_connection_is_not_reused_without_it(
+    tls: TLSFiles, mtls: tuple[HypercornServer, Path, Path]
+) -> None:
+    # Shared engine again: the connection authenticated with a client certificate must not
+    # carry a request made without one.
+    server, combined, _ = mtls
+    url = server.url + "/json"
+    assert requestx.get(url, verify=tls.ca_file, cert=str(combined)).status_code == 200
+    refused = (requestx.ConnectError, requestx.ReadError, requestx.RemoteProtocolError)
+    with pytest.raises(refused):
+        requestx.get(url, verify=tls.ca_file)
+
+
 @pytest.mark.anyio
 async def test_async_client_verifies_too(tls: TLSFiles, tls_server: HypercornServer) -> None:
     async with requestx.AsyncClient(verify=tls.ca_file) as client:
