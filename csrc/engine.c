@@ -439,6 +439,27 @@ static void sweep(rx_engine *e)
     curl_multi_perform(e->multi, &still_running);
 }
 
+/* An HTTP/2 connection that went away (a GOAWAY, most often: servers send one when they
+ * restart or after a number of requests) takes its unanswered streams with it, and libcurl
+ * 7.88 reports them as failed instead of retrying those the server never processed. The
+ * engine cannot see stream ids, so it retries what is safe to repeat: an idempotent request
+ * (RFC 9110 section 9.2.2) with an in-memory body, of which not one response byte arrived,
+ * once, on a new connection. */
+static int unanswered_on_a_lost_connection(const rx_transfer *t, CURLcode result)
+{
+    if (result != CURLE_HTTP2 && result != CURLE_PARTIAL_FILE && result != CURLE_GOT_NOTHING &&
+        result != CURLE_RECV_ERROR && result != CURLE_SEND_ERROR)
+        return 0;
+    if (t->headers.len != 0 || t->block_status != 0 || t->upload_stream || t->own_error ||
+        t->gate_restarts > 0)
+        return 0;
+    static const char *const idempotent[] = {"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"};
+    for (size_t i = 0; i < sizeof idempotent / sizeof *idempotent; i++)
+        if (strcmp(t->method, idempotent[i]) == 0)
+            return 1;
+    return 0;
+}
+
 static void reap_completions(rx_engine *e)
 {
     CURLMsg *msg;
@@ -448,6 +469,10 @@ static void reap_completions(rx_engine *e)
             continue;
         rx_transfer *t = NULL;
         curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&t);
+        if (t->origin != NULL && unanswered_on_a_lost_connection(t, msg->data.result)) {
+            /* See unanswered_on_a_lost_connection(): send it again on a new connection. */
+            t->needs_new_connection = 1;
+        }
         if (t->origin != NULL && rx_gate_should_restart(t)) {
             /* Refused a socket by the gate before anything was sent: start it again. */
             curl_multi_remove_handle(e->multi, t->easy);

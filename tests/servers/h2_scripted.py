@@ -121,7 +121,8 @@ class ScriptedH2Server(SocketServer):
             h2conn.reset_stream(stream, h2.errors.ErrorCodes.REFUSED_STREAM)
             return True
         if path == "/goaway-once" and self._first_time("goaway:" + token):
-            h2conn.close_connection(h2.errors.ErrorCodes.NO_ERROR, last_stream_id=stream - 2)
+            last = max(stream - 2, 0)  # the stream before this one: this one was not processed
+            h2conn.close_connection(h2.errors.ErrorCodes.NO_ERROR, last_stream_id=last)
             return False
         if path in ("/reset-mid-body", "/goaway-mid-body"):
             self._send_head(h2conn, stream, 100000)
