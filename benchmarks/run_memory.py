@@ -13,6 +13,7 @@ Scenarios:
     stream-sync    `with client.stream(...)`: iter_bytes() over a 50 MiB body, discarded
     stream-async   the same with AsyncClient on asyncio
     stream-trio    the same with AsyncClient on trio (requestx only; httpx on trio too)
+    stream-h2c     the blocking stream over HTTP/2 (h2c, prior knowledge): paused per stream
     upload-sync    POST of a 20 MiB generator body (64 KiB pieces), chunked
     upload-async   the same with AsyncClient and an async generator
     read-sync      for contrast: client.get() of the 50 MiB body, held in memory
@@ -37,6 +38,7 @@ SCENARIOS = [
     "stream-sync",
     "stream-async",
     "stream-trio",
+    "stream-h2c",
     "upload-sync",
     "upload-async",
     "read-sync",
@@ -64,11 +66,12 @@ def _child(client_name: str, scenario: str, url: str) -> dict[str, typing.Any]:
     big = f"{url}/bytes/{STREAM_BYTES}"
     upload = f"{url}/upload-digest"
 
-    if scenario.endswith("-sync"):
-        with lib.Client(timeout=60) as client:
+    if scenario.endswith("-sync") or scenario == "stream-h2c":
+        options = {"http1": False, "http2": True} if scenario == "stream-h2c" else {}
+        with lib.Client(timeout=60, **options) as client:
             client.get(f"{url}/json").raise_for_status()
             before = _peak_kib()
-            if scenario == "stream-sync":
+            if scenario.startswith("stream"):
                 with client.stream("GET", big) as response:
                     moved = sum(len(chunk) for chunk in response.iter_bytes())
             elif scenario == "upload-sync":

@@ -174,6 +174,23 @@ def test_ssl_cert_file_is_honoured_with_trust_env(
         client.get(url)
 
 
+def test_ssl_cert_dir_is_honoured_with_trust_env(
+    tls: TLSFiles, tls_server: HypercornServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is needed to name the hashed certificate")
+    subject_hash = subprocess.run(
+        ["openssl", "x509", "-hash", "-noout", "-in", tls.ca_file],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    shutil.copy(tls.ca_file, tmp_path / f"{subject_hash}.0")
+    monkeypatch.setenv("SSL_CERT_DIR", str(tmp_path))
+    with requestx.Client() as client:
+        assert client.get(tls_server.url + "/json").status_code == 200
+
+
 def test_unverified_connections_are_not_reused_for_verified_requests(
     tls_server: HypercornServer,
 ) -> None:
