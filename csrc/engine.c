@@ -57,6 +57,8 @@ struct rx_engine {
     long keepalive_expiry_s; /* applied to each transfer as CURLOPT_MAXAGE_CONN; < 0 = default */
     int forbid_reuse;        /* max_keepalive == 0: close each connection after its transfer */
     int64_t sweep_until_ms;  /* see sweep_after_stream_failure() */
+    int64_t stale_timer_backoff_us; /* see the CURL_SOCKET_TIMEOUT call in loop_main() */
+    int64_t busy_until_us;   /* see wait_for_events() */
 
     /* Spin heuristics for blocking waiters (relaxed atomics: a hint, not state). */
     int spinners;            /* waiters spinning right now (at most one spins) */
@@ -413,6 +415,7 @@ static int on_timer(CURLM *multi, long timeout_ms, void *userp)
 {
     rx_engine *e = userp;
     e->curl_timer_us = timeout_ms < 0 ? -1 : rx_clock_us() + (int64_t)timeout_ms * 1000;
+    e->stale_timer_backoff_us = 0;
     return 0;
 }
 
@@ -592,13 +595,39 @@ static void shutdown_transfers(rx_engine *e)
     }
 }
 
+/* Wait for socket or command events. While transfers are in flight, or were until a moment
+ * ago, poll for up to LOOP_SPIN_US before sleeping (with more than one CPU): on virtual
+ * machines a sleep and wake-up of this thread costs more than a loopback round trip, so a
+ * response that is microseconds away, or the next request of a caller that loops, is picked
+ * up without one. An engine idle for LOOP_LINGER_US sleeps at once and costs nothing. */
+enum { LOOP_SPIN_US = 50, LOOP_LINGER_US = 200 };
+
+static int wait_for_events(rx_engine *e, struct epoll_event *events)
+{
+    int timeout = next_wait_ms(e);
+    int64_t now = rx_clock_us();
+    if (e->running > 0)
+        e->busy_until_us = now + LOOP_LINGER_US;
+    if (timeout != 0 && now < e->busy_until_us && e->may_spin) {
+        int64_t until = now + LOOP_SPIN_US;
+        do {
+            int n = epoll_wait(e->epoll_fd, events, MAX_EVENTS, 0);
+            if (n != 0)
+                return n;
+            cpu_relax();
+        } while (rx_clock_us() < until);
+        timeout = next_wait_ms(e);
+    }
+    return epoll_wait(e->epoll_fd, events, MAX_EVENTS, timeout);
+}
+
 static void *loop_main(void *arg)
 {
     rx_engine *e = arg;
     struct epoll_event events[MAX_EVENTS];
     int still_running = 0;
     for (;;) {
-        int n = epoll_wait(e->epoll_fd, events, MAX_EVENTS, next_wait_ms(e));
+        int n = wait_for_events(e, events);
         rx_loop_now_ms = rx_clock_ms();
         e->wakeups++;
         if (n == 0 && e->sweep_until_ms > rx_loop_now_ms && e->running > 0)
@@ -622,8 +651,14 @@ static void *loop_main(void *arg)
         if (e->curl_timer_us >= 0 && e->curl_timer_us <= rx_clock_us()) {
             int64_t due = e->curl_timer_us;
             curl_multi_socket_action(e->multi, CURL_SOCKET_TIMEOUT, 0, &still_running);
-            if (e->curl_timer_us == due)
-                e->curl_timer_us = rx_clock_us() + 1000;
+            if (e->curl_timer_us == due) {
+                /* 1 ms covers the rounding case; a timer that stays unchanged after that is
+                 * looked at less and less often (until curl reports a new one). */
+                int64_t backoff = e->stale_timer_backoff_us;
+                backoff = backoff == 0 ? 1000 : (backoff * 2 > 200000 ? 200000 : backoff * 2);
+                e->stale_timer_backoff_us = backoff;
+                e->curl_timer_us = rx_clock_us() + backoff;
+            }
         }
         reap_completions(e);
         expire_deadlines(e);

@@ -24,6 +24,7 @@ import pytest
 
 import requestx
 from requestx import _core
+from tests.servers import HypercornServer
 from tests.servers.fast_server import FastServer
 
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
@@ -235,3 +236,22 @@ def test_response_bodies_are_freed(fast: FastServer) -> None:
     print(f"3000 kept Response objects: {held / 1024:.0f} KiB held, {after / 1024:.0f} KiB after")
     assert held > 0.9 * 3000 * BODY_SIZE  # the measurement sees the bodies
     assert after < 3000 * BODY_SIZE // 10  # ...and they are gone
+
+
+@pytest.mark.parametrize("mode", ["h1", "h2c"])
+def test_an_idle_engine_sleeps(server: HypercornServer, mode: str) -> None:
+    """Between requests the loop thread must sleep, not poll: until this session's fix a curl
+    timer that stayed due kept it at 100% of a CPU for as long as the client existed."""
+    options: dict[str, typing.Any] = {"http1": False, "http2": True} if mode == "h2c" else {}
+    with requestx.Client(**options) as client:
+        for _ in range(50):
+            assert client.get(server.url + "/json").status_code == 200
+        time.sleep(0.05)  # past the loop's short linger after activity
+        before = os.times()
+        wakeups = client._engine.stats()["wakeups"]
+        time.sleep(1.0)
+        after = os.times()
+        idle_wakeups = client._engine.stats()["wakeups"] - wakeups
+    cpu = (after.user - before.user) + (after.system - before.system)
+    assert cpu < 0.2, f"{cpu:.2f} s of CPU while idle for 1 s"
+    assert idle_wakeups < 100, f"{idle_wakeups} loop wake-ups while idle for 1 s"
