@@ -107,7 +107,9 @@ int rx_gate_admit(rx_gate *g, rx_transfer *t)
         o->users++;
         t->origin = o;
     }
-    if (o->opener != NULL && o->opener != t) {
+    int bypass = t->gate_bypass;
+    t->gate_bypass = 0;
+    if (o->opener != NULL && o->opener != t && !bypass) {
         t->parked = 1;
         t->park_next = NULL;
         if (o->parked_tail != NULL)
@@ -125,9 +127,14 @@ int rx_gate_admit(rx_gate *g, rx_transfer *t)
      * prior knowledge would trigger bug 2; FRESH_CONNECT also closes an idle connection if
      * the per-host cap leaves no room). */
     curl_easy_setopt(t->easy, CURLOPT_FRESH_CONNECT, t->needs_new_connection ? 1L : 0L);
-    if (o->connections == 0 || t->needs_new_connection) {
+    if (t->needs_new_connection || (o->connections == 0 && !bypass)) {
         o->opener = t; /* it will open the connection the others wait for */
         t->needs_new_connection = 0;
+    } else if (bypass && o->connections == 0) {
+        /* Its opener failed to connect: try in parallel rather than one opener at a time
+         * (eight requests to a server that never answered took eight connect timeouts).
+         * Without PIPEWAIT, or libcurl would queue them behind each other's attempts. */
+        curl_easy_setopt(t->easy, CURLOPT_PIPEWAIT, 0L);
     } else if (version == CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE) {
         version = CURL_HTTP_VERSION_2_0; /* reuses the connection: see bug 2 in h2gate.h */
         t->h2c_reuse_only = 1;
@@ -152,9 +159,12 @@ rx_transfer *rx_gate_take_released(rx_gate *g)
 }
 
 /* The opener's connection is ready (or it is gone): the parked transfers may go. */
-static void opener_done(rx_gate *g, rx_origin *o)
+static void opener_done(rx_gate *g, rx_origin *o, int failed)
 {
     o->opener = NULL;
+    if (failed)
+        for (rx_transfer *t = o->parked_head; t != NULL; t = t->park_next)
+            t->gate_bypass = 1;
     release_parked(g, o);
 }
 
@@ -162,7 +172,7 @@ void rx_gate_opener_ready(rx_transfer *t)
 {
     rx_origin *o = t->origin;
     if (o != NULL && o->opener == t)
-        opener_done(o->gate, o);
+        opener_done(o->gate, o, 0);
 }
 
 void rx_gate_forget(rx_gate *g, rx_transfer *t)
@@ -201,7 +211,7 @@ void rx_gate_forget(rx_gate *g, rx_transfer *t)
         }
     }
     if (o->opener == t)
-        opener_done(g, o);
+        opener_done(g, o, 1); /* ended before any response came: it could not connect */
     t->origin = NULL;
     o->users--;
     maybe_drop(g, o);

@@ -107,6 +107,7 @@ struct rx_transfer {
     int h2c_reuse_only;      /* h2c transfer told to reuse: a new socket for it is refused */
     int needs_new_connection;/* h2c: libcurl wanted a new connection for it (see h2gate.h) */
     int gate_restarts;       /* times it was restarted for that reason */
+    int gate_bypass;         /* released because its opener failed: do not wait again */
 
     /* ---- response: written by the loop thread, read by the waiter once state == RX_DONE ---- */
     long status;

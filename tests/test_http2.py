@@ -239,3 +239,30 @@ def test_asyncio_gather_also_multiplexes(tls: TLSFiles, tls_server: HypercornSer
 
     assert asyncio.run(main()) == {"HTTP/2"}
     assert tls_server.connection_count() == 1
+
+
+@pytest.mark.anyio
+async def test_a_failed_first_connection_does_not_serialise_the_rest() -> None:
+    # Requests parked behind an origin's first connection are released when it fails; they
+    # then connect in parallel, not one failed attempt after another (8 x the timeout).
+    from tests.servers.stalling import silent_listener
+
+    with silent_listener() as listener:
+        url = f"https://127.0.0.1:{listener.getsockname()[1]}/"
+        timeout = requestx.Timeout(0.5, pool=30)
+        async with requestx.AsyncClient(http2=True, timeout=timeout) as client:
+            errors: list[BaseException] = []
+            started = time.monotonic()
+
+            async def one() -> None:
+                try:
+                    await client.get(url)
+                except requestx.ConnectTimeout as exc:
+                    errors.append(exc)
+
+            async with anyio.create_task_group() as group:
+                for _ in range(8):
+                    group.start_soon(one)
+            elapsed = time.monotonic() - started
+    assert len(errors) == 8
+    assert elapsed < 2.5, f"{elapsed:.1f} s: the attempts were made one after another"
