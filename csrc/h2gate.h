@@ -7,7 +7,8 @@
  *    connection has carried its first response (so the server's SETTINGS, which come first,
  *    are known: released before that, transfers beyond curl's default of 100 streams would
  *    each open a connection again) or the opener ended; then they are attached and multiplex
- *    on it. Past the server's stream limit, libcurl 7.88 still opens further connections (up
+ *    on it. If the opener fails to connect, they are released to try in parallel instead.
+ *    Past the server's stream limit, libcurl 7.88 still opens further connections (up
  *    to the per-host cap, max_connections).
  *
  * 2. h2c prior knowledge breaks on reuse (curl issue #10634, fixed in 8.0): a transfer that
