@@ -233,23 +233,24 @@ def render(rows: list[dict[str, Any]]) -> str:
             lines.append(_line(start)[: sum(_WIDTHS[:3]) + 4] + " error: " + row["error"][:90])
             if not row.get("requests"):
                 continue
-        conns = row.get("connections")
-        ratios = []
-        for baseline in BASELINES:
-            vs = row.get(f"vs_{baseline}") or {}
-            ratios += [f"{vs[k]:.2f}x" if k in vs else "-" for k in ("rps", "cpu")]
-        lines.append(
-            _line(
-                (
-                    *start,
-                    f"{row['requests_per_second']:,.0f}",
-                    f"{row['cpu_us_per_request']:,.1f}",
-                    "-" if conns is None else str(conns),
-                    *ratios,
-                )
-            )
-        )
+        lines.append(_line((*start, *measured_cells(row, BASELINES))))
     return "\n".join(lines)
+
+
+def measured_cells(row: dict[str, Any], baselines: tuple[str, ...]) -> tuple[str, ...]:
+    """A measured row's table cells: req/s, CPU us/request, connections, then req/s and CPU
+    as ratios to each baseline ("-" where there is none). Shared with run_h2.py."""
+    conns = row.get("connections")
+    ratios: list[str] = []
+    for baseline in baselines:
+        vs = row.get(f"vs_{baseline}") or {}
+        ratios += [f"{vs[k]:.2f}x" if k in vs else "-" for k in ("rps", "cpu")]
+    return (
+        f"{row['requests_per_second']:,.0f}",
+        f"{row['cpu_us_per_request']:,.1f}",
+        "-" if conns is None else str(conns),
+        *ratios,
+    )
 
 
 def render_flatness(flat: list[dict[str, Any]], levels: list[int]) -> str:

@@ -43,7 +43,7 @@ import h2_workload  # noqa: E402
 from async_clients import H2_DRIVERS, H2_PROTOCOLS  # noqa: E402
 from clients import ClientUnavailable  # noqa: E402
 from nginx import Nginx  # noqa: E402
-from run_async import CELL_SLACK, run_process  # noqa: E402
+from run_async import CELL_SLACK, measured_cells, run_process  # noqa: E402
 from run_sync import _csv, _version, start_nginx  # noqa: E402
 
 PARTS = ("A", "B", "C")
@@ -275,26 +275,11 @@ def render_throughput(rows: list[dict[str, Any]], targets: list[dict[str, Any]])
             lines.append("")
         previous = row["protocol"]
         start = (row["protocol"], row["client"])
-        conns = row.get("connections")
         if row.get("error"):
             lines.append(_line(start) + "  error: " + row["error"][:100])
             if not row.get("requests"):
                 continue
-        ratios = []
-        for baseline in BASELINES:
-            vs = row.get(f"vs_{baseline}") or {}
-            ratios += [f"{vs[k]:.2f}x" if k in vs else "-" for k in ("rps", "cpu")]
-        lines.append(
-            _line(
-                (
-                    *start,
-                    f"{row['requests_per_second']:,.0f}",
-                    f"{row['cpu_us_per_request']:,.1f}",
-                    "-" if conns is None else str(conns),
-                    *ratios,
-                )
-            )
-        )
+        lines.append(_line((*start, *measured_cells(row, BASELINES))))
     if targets:
         lines += ["", "targets (issue 6), requestx's req/s over the baseline's:"]
         for t in targets:

@@ -89,17 +89,17 @@ async def test_200_concurrent_requests_share_one_connection(
     target = _server(h2_mode, tls_server, server)
     target.reset_stats()
     async with requestx.AsyncClient(base_url=target.url, **_options(h2_mode, tls)) as client:
-        responses: list[requestx.Response] = []
+        answers: list[requestx.Response] = []
 
         async def one(i: int) -> None:
-            responses.append(await client.get(f"/echo?i={i}"))
+            answers.append(await client.get(f"/echo?i={i}"))
 
         async with anyio.create_task_group() as group:
             for i in range(200):
                 group.start_soon(one, i)
-    assert len(responses) == 200
-    assert {response.http_version for response in responses} == {"HTTP/2"}
-    assert sorted(int(r.json()["query"][2:]) for r in responses) == list(range(200))
+    assert len(answers) == 200
+    assert {response.http_version for response in answers} == {"HTTP/2"}
+    assert sorted(int(r.json()["query"][2:]) for r in answers) == list(range(200))
     assert target.connection_count() == 1
 
 
@@ -232,10 +232,10 @@ def test_asyncio_gather_also_multiplexes(tls: TLSFiles, tls_server: HypercornSer
 
     async def main() -> set[str]:
         async with requestx.AsyncClient(http2=True, verify=tls.ca_file) as client:
-            responses = await asyncio.gather(
+            answers = await asyncio.gather(
                 *[client.get(tls_server.url + "/json") for _ in range(50)]
             )
-        return {response.http_version for response in responses}
+        return {response.http_version for response in answers}
 
     assert asyncio.run(main()) == {"HTTP/2"}
     assert tls_server.connection_count() == 1

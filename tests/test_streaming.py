@@ -1,4 +1,4 @@
-"""Streaming responses: `client.stream()`, `send(stream=True)` and the iter_*/aiter_* methods.
+"""Streaming a response: `client.stream()`, `send(stream=True)` and the iter_*/aiter_* methods.
 
 Against the suite's ASGI server (/bytes/{n} sends a deterministic pattern, /drip sends pieces
 with pauses) and the raw server (/split-text splits a UTF-8 character and a CRLF across chunks,
