@@ -67,7 +67,7 @@ struct rx_engine {
     int may_spin;            /* more than one CPU online */
 
     /* Statistics (written by the loop thread, read racily by anyone). */
-    long running, completed, wakeups;
+    long running, completed, wakeups, sleeps;
 };
 
 /* ---------------------------------------------------------------------------------------------
@@ -614,10 +614,13 @@ static int wait_for_events(rx_engine *e, struct epoll_event *events)
             int n = epoll_wait(e->epoll_fd, events, MAX_EVENTS, 0);
             if (n != 0)
                 return n;
-            cpu_relax();
+            /* Yield, not pause: the caller whose next request we wait for may share this CPU. */
+            sched_yield();
         } while (rx_clock_us() < until);
         timeout = next_wait_ms(e);
     }
+    if (timeout != 0)
+        e->sleeps++;
     return epoll_wait(e->epoll_fd, events, MAX_EVENTS, timeout);
 }
 
@@ -916,5 +919,6 @@ void rx_engine_get_stats(rx_engine *e, rx_engine_stats *out)
     out->running = e->running;
     out->completed = e->completed;
     out->wakeups = e->wakeups;
+    out->sleeps = e->sleeps;
     out->easy_pooled = e->easy_pooled;
 }

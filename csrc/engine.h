@@ -65,6 +65,7 @@ typedef struct rx_engine_stats {
     long running;     /* transfers attached to the multi handle */
     long completed;   /* transfers completed since start */
     long wakeups;     /* loop iterations (epoll returns) */
+    long sleeps;      /* waits that could block (the loop thread went to sleep) */
     long easy_pooled; /* idle easy handles kept for reuse */
 } rx_engine_stats;
 void rx_engine_get_stats(rx_engine *e, rx_engine_stats *out);

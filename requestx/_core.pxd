@@ -95,6 +95,7 @@ cdef extern from "engine.h" nogil:
         long running
         long completed
         long wakeups
+        long sleeps
         long easy_pooled
 
     rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len)

@@ -269,10 +269,10 @@ cdef class Engine:
         """Loop counters, for tests and debugging."""
         cdef rx_engine_stats s
         if self.engine == NULL:
-            return {"running": 0, "completed": 0, "wakeups": 0, "easy_pooled": 0}
+            return {"running": 0, "completed": 0, "wakeups": 0, "sleeps": 0, "easy_pooled": 0}
         rx_engine_get_stats(self.engine, &s)
         return {"running": s.running, "completed": s.completed, "wakeups": s.wakeups,
-                "easy_pooled": s.easy_pooled}
+                "sleeps": s.sleeps, "easy_pooled": s.easy_pooled}
 
     def perform(self, bytes method not None, bytes url not None, list headers not None,
                 bytes body, tuple timeouts not None, int http_version, TLSConfig tls):
