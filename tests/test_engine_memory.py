@@ -1,7 +1,9 @@
 """The C engine under valgrind and AddressSanitizer, without Python in the way.
 
 tests/c/engine_test.c drives csrc/ directly (requests, concurrency, cancel, timeouts, refused
-connections, shutdown with a transfer in flight) against the suite's ASGI server. valgrind
+connections, shutdown with a transfer in flight, streaming, fed uploads, h2c bursts) against the
+suite's ASGI server, and the HTTP/2 gate's restart paths (a refused stream, a stream lost to
+GOAWAY) against the scripted h2 server. valgrind
 must report no invalid access and no definitely-lost block; the ASan+UBSan build must run
 clean. Both builds compile csrc/ afresh, so they check the sources as they are now.
 """
@@ -10,11 +12,13 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import typing
 from pathlib import Path
 
 import pytest
 
 from tests.servers import HypercornServer
+from tests.servers.h2_scripted import ScriptedH2Server
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = [str(ROOT / "tests/c/engine_test.c"), *map(str, sorted((ROOT / "csrc").glob("*.c")))]
@@ -36,8 +40,16 @@ def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=180)
 
 
+@pytest.fixture(scope="module")
+def h2_script() -> typing.Iterator[ScriptedH2Server]:
+    with ScriptedH2Server() as running:
+        yield running
+
+
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
-def test_engine_is_clean_under_valgrind(server: HypercornServer, tmp_path: Path) -> None:
+def test_engine_is_clean_under_valgrind(
+    server: HypercornServer, h2_script: ScriptedH2Server, tmp_path: Path
+) -> None:
     binary = _compile(tmp_path / "engine_test")
     result = _run(
         [
@@ -48,15 +60,18 @@ def test_engine_is_clean_under_valgrind(server: HypercornServer, tmp_path: Path)
             "--error-exitcode=97",
             str(binary),
             server.url,
+            h2_script.url,
         ]
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "all checks passed" in result.stdout
 
 
-def test_engine_is_clean_under_asan(server: HypercornServer, tmp_path: Path) -> None:
+def test_engine_is_clean_under_asan(
+    server: HypercornServer, h2_script: ScriptedH2Server, tmp_path: Path
+) -> None:
     binary = _compile(tmp_path / "engine_test_asan", "-fsanitize=address,undefined")
-    result = _run([str(binary), server.url])
+    result = _run([str(binary), server.url, h2_script.url])
     assert result.returncode == 0, result.stdout + result.stderr
     assert "all checks passed" in result.stdout
     assert "runtime error" not in result.stderr  # UBSan reports but does not fail by default

@@ -1,6 +1,6 @@
 /* Drives the C engine directly (no Python) so valgrind/ASan see only our code and libcurl.
  *
- *   engine_test BASE_URL      e.g. http://127.0.0.1:8000  (the test suite's ASGI server)
+ *   engine_test BASE_URL H2_URL   the suite's ASGI server, and its scripted h2c server
  *
  * Exits 0 when every check passed; prints the failed check otherwise. Built and run under
  * valgrind by tests/test_engine_memory.py. */
@@ -319,6 +319,37 @@ static void h2c_burst(rx_engine *e, int n)
     }
 }
 
+/* The HTTP/2 gate's restart paths (h2gate.h): a stream the server refuses, and one a GOAWAY
+ * leaves unprocessed, are each sent again on a new connection (the first by the gate's refused
+ * socket and restart, the second by the engine's retry of unanswered idempotent requests). */
+static void h2c_restarts(const char *h2_url)
+{
+    char err[128], url[256];
+    rx_limits limits = {.max_connections = 10, .max_keepalive = 5, .keepalive_expiry_s = 5,
+                        .h2_prior_knowledge = 1};
+    rx_engine *e = rx_engine_new(&limits, err, sizeof err);
+    CHECK(e != NULL, "h2c engine: %s", err);
+    if (e == NULL)
+        return;
+    static const char *const paths[] = {"/ok", "/refuse-once?token=c1", "/ok",
+                                        "/goaway-once?token=c2", "/ok"};
+    for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
+        snprintf(url, sizeof url, "%s%s", h2_url, paths[i]);
+        rx_transfer *t = rx_transfer_new();
+        rx_transfer_set_method(t, "GET", 3);
+        rx_transfer_set_url(t, url, strlen(url));
+        t->connect_timeout_ms = t->read_timeout_ms = t->write_timeout_ms = 5000;
+        t->pool_timeout_ms = 5000;
+        t->http_version = RX_HTTP_2_PRIOR_KNOWLEDGE;
+        CHECK(rx_engine_submit(e, t) == 0, "submit %s", paths[i]);
+        rx_transfer_wait(t, -1);
+        CHECK(t->error == 0 && t->status == 200, "%s: error %d (%s), status %ld", paths[i],
+              t->error, t->error_text, t->status);
+        finish(t);
+    }
+    rx_engine_free(e);
+}
+
 static void close_with_transfer_in_flight(void)
 {
     char err[128];
@@ -342,8 +373,8 @@ static void close_with_transfer_in_flight(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s BASE_URL\n", argv[0]);
+    if (argc != 3) {
+        fprintf(stderr, "usage: %s BASE_URL H2_URL\n", argv[0]);
         return 2;
     }
     base = argv[1];
@@ -380,6 +411,7 @@ int main(int argc, char **argv)
     sequential_gets(e, 5); /* the pool is healthy after all that */
     rx_engine_free(e);
     close_with_transfer_in_flight();
+    h2c_restarts(argv[2]);
 
     CHECK(rx_transfer_live_count() == 0, "%ld transfers leaked", rx_transfer_live_count());
     curl_global_cleanup();
