@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling modules, fro
 import async_workload  # noqa: E402
 from async_clients import ALL_LOOPS, DRIVERS, ClientUnavailable  # noqa: E402
 from nginx import Nginx  # noqa: E402
-from run_sync import _csv, _version, start_nginx  # noqa: E402
+from run_sync import _csv, _version, add_ratios, start_nginx  # noqa: E402
 
 BASELINES = ("aiohttp", "pyreqwest", "httpx")
 DEFAULT_CONCURRENCY = [1, 64, 256]
@@ -157,26 +157,6 @@ def run_cell(
         "loop_impl": result["loop_impl"],
         "error": result["error"],
     }
-
-
-def add_ratios(rows: list[dict[str, Any]]) -> None:
-    """vs_<baseline>: {"rps": mine/theirs (above 1 = faster), "cpu": mine/theirs (below 1 =
-    cheaper)}, against the baseline's row of the same loop and concurrency."""
-    ok = {
-        (r["loop"], r["concurrency"], r["client"]): r
-        for r in rows
-        if not r.get("error") and r.get("requests")
-    }
-    for row in rows:
-        mine = ok.get((row["loop"], row["concurrency"], row["client"]))
-        for baseline in BASELINES:
-            base = ok.get((row["loop"], row["concurrency"], baseline))
-            if mine is None or base is None:
-                continue
-            row[f"vs_{baseline}"] = {
-                "rps": row["requests_per_second"] / base["requests_per_second"],
-                "cpu": row["cpu_us_per_request"] / base["cpu_us_per_request"],
-            }
 
 
 def flatness(rows: list[dict[str, Any]], levels: list[int]) -> list[dict[str, Any]]:
@@ -310,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f" {status}", file=sys.stderr)
     finally:
         server.stop()
-    add_ratios(rows)
+    add_ratios(rows, ("loop", "concurrency"), BASELINES)
     flat = flatness(rows, args.concurrency)
     print()
     print(render(rows))

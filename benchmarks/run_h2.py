@@ -44,7 +44,7 @@ from async_clients import H2_DRIVERS, H2_PROTOCOLS  # noqa: E402
 from clients import ClientUnavailable  # noqa: E402
 from nginx import Nginx  # noqa: E402
 from run_async import CELL_SLACK, measured_cells, run_process  # noqa: E402
-from run_sync import _csv, _version, start_nginx  # noqa: E402
+from run_sync import _csv, _version, add_ratios, start_nginx  # noqa: E402
 
 PARTS = ("A", "B", "C")
 BASELINES = ("pyreqwest", "httpx")
@@ -216,22 +216,6 @@ def throughput_cell(
     if "requests" not in result:
         return {**row, "error": result["error"], "connections": connections}
     return {**row, **_rates(result), "connections": connections, "error": result["error"]}
-
-
-def add_ratios(rows: list[dict[str, Any]]) -> None:
-    """vs_<baseline>: {"rps": mine/theirs (above 1 = faster), "cpu": mine/theirs (below 1 =
-    cheaper)}, against the baseline's row of the same protocol."""
-    ok = {(r["protocol"], r["client"]): r for r in rows if not r.get("error") and r["requests"]}
-    for row in rows:
-        mine = ok.get((row["protocol"], row["client"]))
-        for baseline in BASELINES:
-            base = ok.get((row["protocol"], baseline))
-            if mine is None or base is None:
-                continue
-            row[f"vs_{baseline}"] = {
-                "rps": row["requests_per_second"] / base["requests_per_second"],
-                "cpu": row["cpu_us_per_request"] / base["cpu_us_per_request"],
-            }
 
 
 def check_targets(rows: list[dict[str, Any]], protocols: list[str]) -> list[dict[str, Any]]:
@@ -504,7 +488,7 @@ def main(argv: list[str] | None = None) -> int:
 
     failed = False
     if "A" in parts:
-        add_ratios(rows)
+        add_ratios(rows, ("protocol",), BASELINES)
         targets = check_targets(rows, args.protocols) if "requestx" in part_a else []
         out["throughput"] = {"results": rows, "targets": targets}
         failed |= any(r["error"] for r in rows)

@@ -142,14 +142,23 @@ def _line(cells: tuple[str, ...], widths: tuple[int, ...]) -> str:
     return left + right
 
 
-def add_ratios(rows: list[dict[str, Any]]) -> None:
+def add_ratios(
+    rows: list[dict[str, Any]], cell: tuple[str, ...], baselines: tuple[str, ...]
+) -> None:
     """vs_<baseline>: {"rps": mine/theirs (above 1 = faster), "cpu": mine/theirs (below 1 =
-    cheaper)}, against the same scenario's baseline row."""
-    ok = {(r["scenario"], r["client"]): r for r in rows if not r.get("error")}
+    cheaper)}, against the baseline's row of the same cell (rows with equal values of the
+    `cell` keys: scenario; loop and concurrency; protocol). Shared by the three runners."""
+
+    def key(row: dict[str, Any], client: str) -> tuple[Any, ...]:
+        return (*(row[k] for k in cell), client)
+
+    ok = {key(r, r["client"]): r for r in rows if not r.get("error") and r.get("requests")}
     for row in rows:
-        for baseline in BASELINES:
-            base = ok.get((row["scenario"], baseline))
-            if row.get("error") or base is None:
+        if key(row, row["client"]) not in ok:
+            continue
+        for baseline in baselines:
+            base = ok.get(key(row, baseline))
+            if base is None:
                 continue
             row[f"vs_{baseline}"] = {
                 "rps": row["requests_per_second"] / base["requests_per_second"],
@@ -214,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f" {status}", file=sys.stderr)
     finally:
         server.stop()
-    add_ratios(rows)
+    add_ratios(rows, ("scenario",), BASELINES)
     print()
     print(render(rows))
     print("\nCPU = user+sys time of this process (all its threads) per request; nginx excluded.")

@@ -22,13 +22,6 @@ enum { RX_CMD_SUBMIT = 1, RX_CMD_CANCEL = 2, RX_CMD_RESUME = 3 };
 enum { MAX_EVENTS = 64, EASY_POOL_MAX = 128 };
 
 /* Spin-before-sleep for blocking waiters (see rx_engine_spin_wait). */
-#if defined(__x86_64__) || defined(__i386__)
-#define cpu_relax() __builtin_ia32_pause()
-#elif defined(__aarch64__)
-#define cpu_relax() __asm__ __volatile__("yield")
-#else
-#define cpu_relax() ((void)0)
-#endif
 enum { SPIN_MAX_US = 60, SPIN_PROBE_EVERY = 16 };
 
 struct rx_engine {

@@ -175,41 +175,33 @@ void rx_gate_opener_ready(rx_transfer *t)
         opener_done(o->gate, o, 0);
 }
 
+/* Take `t` out of a list linked through park_next, if it is there. */
+static void unlink_transfer(rx_transfer **head, rx_transfer **tail, rx_transfer *t)
+{
+    rx_transfer *prev = NULL;
+    for (rx_transfer *p = *head; p != NULL; prev = p, p = p->park_next) {
+        if (p != t)
+            continue;
+        if (prev != NULL)
+            prev->park_next = p->park_next;
+        else
+            *head = p->park_next;
+        if (*tail == p)
+            *tail = prev;
+        return;
+    }
+}
+
 void rx_gate_forget(rx_gate *g, rx_transfer *t)
 {
     rx_origin *o = t->origin;
     if (o == NULL)
         return;
-    if (t->parked) {
-        /* Unlink from the parked list. */
-        rx_transfer *prev = NULL;
-        for (rx_transfer *p = o->parked_head; p != NULL; prev = p, p = p->park_next) {
-            if (p != t)
-                continue;
-            if (prev != NULL)
-                prev->park_next = p->park_next;
-            else
-                o->parked_head = p->park_next;
-            if (o->parked_tail == p)
-                o->parked_tail = prev;
-            break;
-        }
-        t->parked = 0;
-    } else {
-        /* Released but not yet re-admitted: drop it from the released list too. */
-        rx_transfer *prev = NULL;
-        for (rx_transfer *p = g->released_head; p != NULL; prev = p, p = p->park_next) {
-            if (p != t)
-                continue;
-            if (prev != NULL)
-                prev->park_next = p->park_next;
-            else
-                g->released_head = p->park_next;
-            if (g->released_tail == p)
-                g->released_tail = prev;
-            break;
-        }
-    }
+    if (t->parked)
+        unlink_transfer(&o->parked_head, &o->parked_tail, t);
+    else /* released but not yet admitted again, or (usually) in no list at all */
+        unlink_transfer(&g->released_head, &g->released_tail, t);
+    t->parked = 0;
     if (o->opener == t)
         opener_done(g, o, 1); /* ended before any response came: it could not connect */
     t->origin = NULL;

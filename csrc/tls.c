@@ -70,8 +70,11 @@ int rx_tls_set_ca_pem(rx_tls *tls, const char *pem, size_t len)
 
 int rx_tls_apply(const rx_tls *tls, CURL *easy)
 {
-    APPLY(CURLOPT_SSL_VERIFYPEER, tls->verify_peer ? 1L : 0L);
-    APPLY(CURLOPT_SSL_VERIFYHOST, tls->verify_host ? 2L : 0L);
+    /* The handle was reset: it verifies peer and host already. Only turning off is work. */
+    if (!tls->verify_peer)
+        APPLY(CURLOPT_SSL_VERIFYPEER, 0L);
+    if (!tls->verify_host)
+        APPLY(CURLOPT_SSL_VERIFYHOST, 0L);
     /* CAs given explicitly replace libcurl's default store rather than add to it: trusting
      * "this CA" must not mean "this CA and every system one". */
     if (tls->ca_pem != NULL || tls->ca_file != NULL || tls->ca_path != NULL) {

@@ -36,7 +36,8 @@ void rx_tls_unref(rx_tls *tls);
 int rx_tls_set_string(char **field, const char *value, size_t len);
 int rx_tls_set_ca_pem(rx_tls *tls, const char *pem, size_t len);
 
-/* Loop thread: configure an easy handle. 0, or a CURLcode if libcurl refused an option. */
+/* Loop thread: configure a fresh or reset easy handle (only what differs from libcurl's
+ * defaults is set). 0, or a CURLcode if libcurl refused an option. */
 int rx_tls_apply(const rx_tls *tls, CURL *easy);
 
 #endif

@@ -431,14 +431,15 @@ class _BaseClient:
         return response
 
     def _adopt_transport_response(
-        self, request: Request, response: Response, stream: bool, started: float
+        self, request: Request, response: Response, read_body: bool, started: float
     ) -> Response:
         """Give a transport's response what the engine path gives one: its request, cookies,
-        the client's default encoding, the elapsed time (once read)."""
+        the client's default encoding, the elapsed time (once read). `read_body` reads a
+        sync body here (async callers read theirs first)."""
         response.request = request
         if self._default_encoding != "utf-8":
             response.default_encoding = self._default_encoding
-        if not stream:
+        if read_body:
             response.read()
         response._started = started
         if response.is_closed:
@@ -525,7 +526,7 @@ class Client(_BaseClient):
         """A client built with a custom transport (MockTransport, ...): it answers."""
         started = time.perf_counter()
         response = self._transport.handle_request(request)
-        return self._adopt_transport_response(request, response, stream, started)
+        return self._adopt_transport_response(request, response, not stream, started)
 
     def _send_single_stream(self, request: Request) -> Response:
         """One request whose response is returned once its headers are in (stream=True)."""
@@ -763,8 +764,7 @@ class AsyncClient(_BaseClient):
         response = await self._transport.handle_async_request(request)
         if not stream:
             await response.aread()
-        # Read already if it had to be (async): the shared part must not read it again.
-        return self._adopt_transport_response(request, response, True, started)
+        return self._adopt_transport_response(request, response, False, started)
 
     async def _send_single_stream(self, request: Request) -> Response:
         """One request whose response is returned once its headers are in (stream=True)."""

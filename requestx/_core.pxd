@@ -135,8 +135,7 @@ cdef class PendingTransfer:
     cdef bint eof
     cdef public object waiter
     cdef void _stop_blocking_stream(self)
-    cdef int _wait_stream(self, int want_body) except -1
-    cdef int _wait_room(self) except -1
+    cdef int _wait_stream(self, int what) except -1
     cdef void _resume(self)
     cdef rx_transfer *_stream_transfer(self) except NULL
 

@@ -47,6 +47,11 @@ LIBCURL_CAPATH = None if _info.capath == NULL else _info.capath.decode()
 # Interrupted waiters look for Ctrl-C this often (the semaphore wait also ends early on EINTR).
 DEF SIGNAL_CHECK_MS = 50
 
+# What PendingTransfer._wait_stream waits for.
+DEF WAIT_HEADERS = 0
+DEF WAIT_BODY = 1
+DEF WAIT_ROOM = 2
+
 # Bumped in a child after fork(): engines created before it belong to the parent's threads.
 cdef unsigned long _fork_generation = 0
 
@@ -404,28 +409,18 @@ cdef class PendingTransfer:
 
     # -- streaming (transfers from Engine.open_stream) --
 
-    cdef int _wait_stream(self, int want_body) except -1:
-        """Block (GIL released) until the stream can go on; Ctrl-C cancels it."""
+    cdef int _wait_stream(self, int what) except -1:
+        """Block (GIL released) until the stream can go on: its response head is in
+        (WAIT_HEADERS), body bytes are (WAIT_BODY), or the fed request body has room
+        (WAIT_ROOM); or the transfer is over. Ctrl-C cancels the transfer."""
         cdef rx_transfer *t = self.transfer
         cdef int rc
         while True:
             with nogil:
-                rc = rx_stream_wait(t, want_body, SIGNAL_CHECK_MS)
-            if rc == 0:
-                return 0
-            try:
-                PyErr_CheckSignals()
-            except BaseException:
-                self._stop_blocking_stream()
-                raise
-
-    cdef int _wait_room(self) except -1:
-        """Block (GIL released) until the fed body has room; Ctrl-C cancels the transfer."""
-        cdef rx_transfer *t = self.transfer
-        cdef int rc
-        while True:
-            with nogil:
-                rc = rx_upload_wait(t, SIGNAL_CHECK_MS)
+                if what == WAIT_ROOM:
+                    rc = rx_upload_wait(t, SIGNAL_CHECK_MS)
+                else:
+                    rc = rx_stream_wait(t, what == WAIT_BODY, SIGNAL_CHECK_MS)
             if rc == 0:
                 return 0
             try:
@@ -455,7 +450,7 @@ cdef class PendingTransfer:
                 return rc > 0
             if not block:
                 return None
-            self._wait_room()
+            self._wait_stream(WAIT_ROOM)
 
     def end_body(self):
         """The fed body is complete."""
@@ -483,7 +478,7 @@ cdef class PendingTransfer:
         Raises EngineError when the request failed first."""
         cdef rx_transfer *t = self._stream_transfer()
         if block:
-            self._wait_stream(0)
+            self._wait_stream(WAIT_HEADERS)
         elif not rx_stream_ready(t, 0, 1):
             return None
         if not t.headers_done:
@@ -506,7 +501,7 @@ cdef class PendingTransfer:
             return b""
         while True:
             if block:
-                self._wait_stream(1)
+                self._wait_stream(WAIT_BODY)
             elif not rx_stream_ready(t, 1, 1):
                 return None
             data = rx_stream_take(t, &size, &resume)
