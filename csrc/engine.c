@@ -449,11 +449,7 @@ static int unanswered_on_a_lost_connection(const rx_transfer *t, CURLcode result
     if (t->headers.len != 0 || t->block_status != 0 || t->upload_stream || t->own_error ||
         t->gate_restarts > 0)
         return 0;
-    static const char *const idempotent[] = {"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"};
-    for (size_t i = 0; i < sizeof idempotent / sizeof *idempotent; i++)
-        if (strcmp(t->method, idempotent[i]) == 0)
-            return 1;
-    return 0;
+    return rx_method_is_idempotent(t->method);
 }
 
 static void reap_completions(rx_engine *e)
@@ -475,6 +471,7 @@ static void reap_completions(rx_engine *e)
             t->error_text[0] = '\0';
             t->content_length = -1;
             t->body_received = 0;
+            t->body_sent = 0; /* nothing of it was sent: the socket was refused */
             if (gate_admits(e, t))
                 attach_transfer(e, t);
             continue;
@@ -656,6 +653,8 @@ static void *loop_main(void *arg)
                 e->curl_timer_us = rx_clock_us() + backoff;
             }
         }
+        /* Requests held back this pass go out now, with their bodies (bug 3 in h2gate.h). */
+        rx_gate_release_held(e->gate);
         reap_completions(e);
         expire_deadlines(e);
         admit_released(e);

@@ -1,6 +1,8 @@
 /* The HTTP/2 gate (see h2gate.h for why it exists). */
 #include "h2gate.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -16,11 +18,21 @@ struct rx_origin {
     rx_transfer *parked_head, *parked_tail;
 };
 
+/* One request holding its connection's socket corked (bug 3 in h2gate.h). */
+typedef struct {
+    int fd;
+    rx_transfer *t;          /* NULL once the transfer ended */
+    unsigned reads_seen;     /* t->upload_reads when last looked at */
+    int passes;              /* loop passes held so far */
+} rx_hold;
+
 struct rx_gate {
     rx_origin *origins;
     rx_origin **by_fd;       /* socket -> origin, for the close callback */
     size_t by_fd_len;
     rx_transfer *released_head, *released_tail;
+    rx_hold held[RX_GATE_MAX_HELD]; /* corked sockets and the requests they hold (bug 3) */
+    int held_len;
 };
 
 rx_gate *rx_gate_new(void) { return calloc(1, sizeof(rx_gate)); }
@@ -162,9 +174,13 @@ rx_transfer *rx_gate_take_released(rx_gate *g)
 static void opener_done(rx_gate *g, rx_origin *o, int failed)
 {
     o->opener = NULL;
+    /* Prior-knowledge transfers never bypass: a bypassing transfer asks for prior knowledge
+     * (there is no connection to reuse), the per-host cap of one makes libcurl queue all but
+     * one, and the queued ones are then handed the new connection: bug 2 (seen as a transfer
+     * spinning at 100% CPU until its timeout). Parked instead, one becomes the next opener. */
     if (failed)
         for (rx_transfer *t = o->parked_head; t != NULL; t = t->park_next)
-            t->gate_bypass = 1;
+            t->gate_bypass = t->http_version != RX_HTTP_2_PRIOR_KNOWLEDGE;
     release_parked(g, o);
 }
 
@@ -202,6 +218,9 @@ void rx_gate_forget(rx_gate *g, rx_transfer *t)
     else /* released but not yet admitted again, or (usually) in no list at all */
         unlink_transfer(&g->released_head, &g->released_tail, t);
     t->parked = 0;
+    for (int i = 0; i < g->held_len; i++)
+        if (g->held[i].t == t)
+            g->held[i].t = NULL; /* its socket is uncorked when this loop pass ends */
     if (o->opener == t)
         opener_done(g, o, 1); /* ended before any response came: it could not connect */
     t->origin = NULL;
@@ -258,6 +277,9 @@ curl_socket_t rx_gate_open_socket(void *clientp, curlsocktype purpose,
 int rx_gate_close_socket(void *clientp, curl_socket_t fd)
 {
     rx_gate *g = clientp;
+    for (int i = 0; i < g->held_len; i++)
+        if (g->held[i].fd == fd)
+            g->held[i--] = g->held[--g->held_len];
     if (fd >= 0 && (size_t)fd < g->by_fd_len && g->by_fd[fd] != NULL) {
         rx_origin *o = g->by_fd[fd];
         g->by_fd[fd] = NULL;
@@ -265,4 +287,69 @@ int rx_gate_close_socket(void *clientp, curl_socket_t fd)
         maybe_drop(g, o);
     }
     return close(fd);
+}
+
+/* ---- bug 3: hold a request's first bytes until its body is with them ---------------------- */
+
+static int local_port(int fd)
+{
+    struct sockaddr_storage addr;
+    socklen_t len = sizeof addr;
+    if (getsockname(fd, (struct sockaddr *)&addr, &len) != 0)
+        return -1;
+    if (addr.ss_family == AF_INET)
+        return ntohs(((struct sockaddr_in *)&addr)->sin_port);
+    if (addr.ss_family == AF_INET6)
+        return ntohs(((struct sockaddr_in6 *)&addr)->sin6_port);
+    return -1;
+}
+
+void rx_gate_hold_request(rx_transfer *t, int conn_local_port)
+{
+    rx_origin *o = t->origin;
+    if (o == NULL || conn_local_port <= 0)
+        return;
+    rx_gate *g = o->gate;
+    if (g->held_len == RX_GATE_MAX_HELD)
+        return; /* not held: this request is exposed to the race again, nothing worse */
+    for (size_t fd = 0; fd < g->by_fd_len; fd++) {
+        if (g->by_fd[fd] != o || local_port((int)fd) != conn_local_port)
+            continue;
+        int on = 1;
+        if (setsockopt((int)fd, IPPROTO_TCP, TCP_CORK, &on, sizeof on) == 0)
+            g->held[g->held_len++] = (rx_hold){(int)fd, t, t->upload_reads, 0};
+        return;
+    }
+}
+
+/* Whether a hold lasts into the next loop pass: only for a body read by callback that is not
+ * finished and made progress this pass (libcurl reads such a body once per pass, and the end
+ * of an unknown-length one takes one more pass), for a few passes. The loop comes straight back
+ * for it, as the socket is writable; a body that stalls (flow control, a slow feeder) is
+ * let go at once, so a cork never sits waiting for the kernel's 200 ms timer. */
+static int hold_lasts(rx_hold *h)
+{
+    rx_transfer *t = h->t;
+    if (t == NULL || t->upload_finished || ++h->passes >= RX_GATE_HOLD_PASSES)
+        return 0;
+    int progressed = t->upload_reads != h->reads_seen;
+    h->reads_seen = t->upload_reads;
+    return progressed;
+}
+
+void rx_gate_release_held(rx_gate *g)
+{
+    int kept = 0;
+    for (int i = 0; i < g->held_len; i++)
+        if (hold_lasts(&g->held[i]))
+            g->held[kept++] = g->held[i];
+    for (int i = kept; i < g->held_len; i++) {
+        int fd = g->held[i].fd, still_held = 0;
+        for (int k = 0; k < kept; k++)
+            still_held |= g->held[k].fd == fd;
+        int off = 0;
+        if (!still_held) /* uncorking sends what was held */
+            (void)setsockopt(fd, IPPROTO_TCP, TCP_CORK, &off, sizeof off);
+    }
+    g->held_len = kept;
 }

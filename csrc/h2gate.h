@@ -26,6 +26,22 @@
  *    prior-knowledge connection (rx_gate_should_restart). Prior-knowledge engines also cap
  *    connections per host at one, so this only happens when the connection goes away.
  *
+ * 3. An early response is lost. A server may answer a request before reading its body and then
+ *    reset the stream with NO_ERROR (RFC 9113 section 8.1: "clients MUST NOT discard
+ *    responses" for that reason). nginx does so for any location that does not read the body.
+ *    libcurl 7.88 discards the response it holds when it sees that reset, and then fails the
+ *    body's send: CURLE_HTTP2_STREAM, "stream N closed". The race is won or lost inside one
+ *    libcurl call: after sending a request's HEADERS, libcurl reads before it writes the
+ *    body, and when the server was scheduled in between (2 CPUs, loopback: 1 POST in 10 to a
+ *    local nginx over h2c) the complete response is already there. So a request with a body
+ *    holds its connection's socket corked (TCP_CORK) from the prerequest callback until the
+ *    loop pass ends: the server sees HEADERS and a body that fits one pass (the flow-control
+ *    window and libcurl's 64 KiB upload buffer) together, and cannot answer before libcurl
+ *    has sent them. A fed body of unknown length needs more passes (libcurl reads it once a
+ *    pass, and its end takes one more), so its hold lasts while it makes progress, for up to
+ *    RX_GATE_HOLD_PASSES passes. What does not fit is exposed to the race as before;
+ *    libcurl 8 does not have the bug.
+ *
  * Loop thread only, like everything that touches libcurl. HTTP/1.1-only transfers never pass
  * through the gate. The gate assumes an engine's transfers all ask for the same HTTP version,
  * as they do with one engine per client: its connection counts only see connections opened by
@@ -63,6 +79,16 @@ int rx_gate_should_restart(rx_transfer *t);
 
 /* A transfer is ending (completed, cancelled, timed out): forget it. */
 void rx_gate_forget(rx_gate *g, rx_transfer *t);
+
+/* From the prerequest callback of a gated transfer with a request body (bug 3): cork the
+ * socket of its connection, found by the local port libcurl reports, until the loop pass ends. */
+#define RX_GATE_MAX_HELD 64
+#define RX_GATE_HOLD_PASSES 8
+void rx_gate_hold_request(rx_transfer *t, int conn_local_port);
+
+/* The loop pass ends: uncork (and so send) what rx_gate_hold_request() held, but for fed
+ * bodies still making progress. */
+void rx_gate_release_held(rx_gate *g);
 
 /* Installed on each gated easy handle: count the sockets open to each origin. */
 curl_socket_t rx_gate_open_socket(void *clientp, curlsocktype purpose,

@@ -42,6 +42,7 @@ enum {
     RX_E_INVALID_URL = 1010,    /* control character or space in the URL */
     RX_E_INVALID_METHOD = 1011, /* method is not an HTTP token */
     RX_E_BAD_FRAMING = 1012,    /* conflicting Content-Length headers in the response */
+    RX_E_STREAM_ENDED_EARLY = 1013, /* HTTP/2 stream gone before the request body was sent */
 };
 
 /* Response header blocks larger than this are refused (a hostile server cannot make us buffer
@@ -101,6 +102,8 @@ struct rx_transfer {
     long block_status;       /* status code of the header block being received */
     int curl_paused;         /* a callback paused the transfer: we, not the server, are behind */
     int upload_finished;     /* the read callback reported the end of a fed request body */
+    unsigned upload_reads;   /* read callback calls (the HTTP/2 gate's hold, bug 3 in h2gate.h) */
+    size_t body_sent;        /* request body bytes handed to curl by a read callback */
     struct rx_origin *origin;/* HTTP/2-capable transfers: their origin in the engine's gate */
     rx_transfer *park_next;  /* link while parked in (or released from) the gate */
     int parked;              /* waiting in the gate for its origin's first connection */
@@ -225,6 +228,9 @@ int rx_upload_wait(rx_transfer *t, long timeout_ms);
 void rx_upload_end(rx_transfer *t, int *resume);
 /* Loop thread: whether the request body is still being sent (for choosing the timeout). */
 int rx_transfer_uploading(const rx_transfer *t);
+
+/* GET, HEAD, OPTIONS, TRACE, PUT, DELETE: safe to send again (RFC 9110, 9.2.2). */
+int rx_method_is_idempotent(const char *method);
 
 /* Number of transfers alive in this process (debug aid: tests assert it returns to zero). */
 long rx_transfer_live_count(void);
