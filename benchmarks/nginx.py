@@ -210,6 +210,18 @@ class Nginx:
             raise RuntimeError(f"unexpected stub_status answer: {text!r}")
         return int(match.group(1)) - self._status_reads
 
+    def handled_requests(self) -> int:
+        """nginx's count of requests answered since it started (stub_status "requests", every
+        server and protocol), less the /status reads made by this object (this one included,
+        and accepted_connections()'s)."""
+        self._status_reads += 1
+        with urllib.request.urlopen(self.url + "/status", timeout=5) as response:
+            text = response.read().decode()
+        match = re.search(r"accepts handled requests\s+\d+\s+\d+\s+(\d+)", text)
+        if match is None:
+            raise RuntimeError(f"unexpected stub_status answer: {text!r}")
+        return int(match.group(1)) - self._status_reads
+
     def start(self, timeout: float = 10.0) -> None:
         if not (os.path.isfile(self.nginx) and os.access(self.nginx, os.X_OK)):
             raise RuntimeError(

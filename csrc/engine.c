@@ -246,11 +246,14 @@ static void end_transfer(rx_engine *e, rx_transfer *t)
         t->active_next->active_prev = t->active_prev;
     t->active_prev = t->active_next = NULL;
 
-    /* Recycle the easy handle at once: the next submit reuses it. */
+    /* Recycle the easy handle at once: the next submit reuses it. Not after a failure:
+     * curl_easy_reset() keeps some per-transfer state of libcurl 7.88, such as a pending
+     * "rewind the body before sending", which made the next request on the handle fail with
+     * CURLE_SEND_FAIL_REWIND before it began. */
     CURL *h = t->easy;
     curl_multi_remove_handle(e->multi, h);
     rx_transfer_detach(t);
-    if (e->easy_pooled < EASY_POOL_MAX) {
+    if (e->easy_pooled < EASY_POOL_MAX && t->error == 0) {
         curl_easy_reset(h);
         e->easy_pool[e->easy_pooled++] = h;
     } else {
@@ -609,8 +612,12 @@ static int wait_for_events(rx_engine *e, struct epoll_event *events)
         } while (rx_clock_us() < until);
         timeout = next_wait_ms(e);
     }
-    if (timeout != 0)
+    if (timeout != 0) {
         e->sleeps++;
+        /* A request held for its body's next part must not wait for the server: nothing
+         * more comes through this pass, so let it go (bug 3 in h2gate.h). */
+        rx_gate_release_all(e->gate);
+    }
     return epoll_wait(e->epoll_fd, events, MAX_EVENTS, timeout);
 }
 

@@ -159,6 +159,11 @@ int rx_gate_should_restart(rx_transfer *t)
 {
     if (!t->needs_new_connection)
         return 0;
+    /* libcurl also wants a new connection when it means to send a request again (a refused
+     * stream, or one it took for lost). Not a request that went out and is not idempotent:
+     * the server may have acted on it (bug 3). */
+    if (t->requests_started > 0 && !rx_method_is_idempotent(t->method))
+        return 0;
     /* Bounded: a server that refuses every new connection must not make us loop. */
     return ++t->gate_restarts <= 3;
 }
@@ -352,4 +357,12 @@ void rx_gate_release_held(rx_gate *g)
             (void)setsockopt(fd, IPPROTO_TCP, TCP_CORK, &off, sizeof off);
     }
     g->held_len = kept;
+}
+
+void rx_gate_release_all(rx_gate *g)
+{
+    int off = 0;
+    for (int i = 0; i < g->held_len; i++)
+        (void)setsockopt(g->held[i].fd, IPPROTO_TCP, TCP_CORK, &off, sizeof off);
+    g->held_len = 0;
 }

@@ -90,6 +90,9 @@ void rx_gate_hold_request(rx_transfer *t, int conn_local_port);
  * bodies still making progress. */
 void rx_gate_release_held(rx_gate *g);
 
+/* The loop is about to sleep: uncork everything held, whatever its state. */
+void rx_gate_release_all(rx_gate *g);
+
 /* Installed on each gated easy handle: count the sockets open to each origin. */
 curl_socket_t rx_gate_open_socket(void *clientp, curlsocktype purpose,
                                   struct curl_sockaddr *address);

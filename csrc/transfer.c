@@ -258,6 +258,8 @@ static size_t on_read(char *buffer, size_t size, size_t nitems, void *userdata)
     memcpy(buffer, t->upload_buf.data + t->upload_off, n);
     t->upload_off += n;
     t->body_sent += n;
+    if (t->upload_length >= 0 && t->body_sent >= (size_t)t->upload_length)
+        t->upload_finished = 1; /* curl knows the length and asks no more */
     if (t->upload_off == t->upload_buf.len)
         t->upload_off = t->upload_buf.len = 0;
     int push = notify_consumer_locked(t); /* the feeder may be waiting for room */
@@ -288,9 +290,13 @@ static size_t on_read_whole(char *buffer, size_t size, size_t nitems, void *user
         memcpy(buffer, t->body + t->body_sent, n);
     t->body_sent += n;
     t->upload_reads++;
-    if (n == 0)
+    if (t->body_sent == t->body_len && !t->upload_finished) {
+        /* curl knows the length and asks no more: the read timeout starts now */
         t->upload_finished = 1;
-    t->last_activity_ms = rx_loop_now_ms;
+        t->last_activity_ms = rx_loop_now_ms;
+    } else if (n > 0) {
+        t->last_activity_ms = rx_loop_now_ms;
+    }
     return n;
 }
 
@@ -439,6 +445,7 @@ static int on_prereq(void *userdata, char *conn_primary_ip, char *conn_local_ip,
     rx_transfer *t = userdata;
     t->phase = RX_PHASE_EXCHANGING;
     t->last_activity_ms = rx_loop_now_ms;
+    t->requests_started++;
     if (t->origin != NULL && (t->has_body || t->upload_stream))
         rx_gate_hold_request(t, conn_local_port); /* see bug 3 in h2gate.h */
     return CURL_PREREQFUNC_OK;
@@ -606,12 +613,11 @@ const char *rx_transfer_http_version(const rx_transfer *t)
  * request again, "necessary data rewind wasn't possible". Neither says what happened. */
 static int stream_ended_while_uploading(const rx_transfer *t, CURLcode result)
 {
-    if (t->own_error || t->headers.len != 0 || t->upload_finished)
-        return 0;
-    if (t->origin == NULL || !(t->upload_stream || t->upload_reads > 0))
+    if (t->own_error || t->headers.len != 0 || t->origin == NULL ||
+        !(t->upload_stream || t->upload_reads > 0))
         return 0;
     return result == CURLE_SEND_FAIL_REWIND ||
-           (result == CURLE_HTTP2_STREAM && t->error_text[0] == '\0');
+           (result == CURLE_HTTP2_STREAM && t->error_text[0] == '\0' && !t->upload_finished);
 }
 
 void rx_transfer_collect(rx_transfer *t, CURLcode result)
@@ -644,14 +650,21 @@ void rx_transfer_collect(rx_transfer *t, CURLcode result)
                  "the response body ended after %lld of its %lld bytes (Content-Length)",
                  (long long)t->body_received, (long long)t->content_length);
     }
-    if (stream_ended_while_uploading(t, result)) {
+    if (t->needs_new_connection && t->requests_started > 0) {
+        /* libcurl wanted to send it again on a new connection; the gate did not let it (see
+         * rx_gate_should_restart) */
         t->error = RX_E_STREAM_ENDED_EARLY;
         snprintf(t->error_text, sizeof t->error_text,
-                 "the HTTP/2 stream ended after %zu bytes of the request body and before any "
-                 "response reached us: the server reset it, or answered early and libcurl %s "
+                 "the HTTP/2 connection or stream ended after the %s request was sent and "
+                 "before any response; it was not sent again, as it is not idempotent",
+                 t->method);
+    } else if (stream_ended_while_uploading(t, result)) {
+        t->error = RX_E_STREAM_ENDED_EARLY;
+        snprintf(t->error_text, sizeof t->error_text,
+                 "the HTTP/2 stream ended with no response after libcurl took %zu bytes of "
+                 "the request body: the server reset it, or answered early and libcurl %s "
                  "dropped that answer (fixed in libcurl 8); the request was not sent again",
-                 t->body_sent,
-                 curl_version_info(CURLVERSION_NOW)->version);
+                 t->body_sent, curl_version_info(CURLVERSION_NOW)->version);
     }
     if (t->error && t->error_text[0] == '\0' && t->error < RX_E_CANCELLED)
         snprintf(t->error_text, sizeof t->error_text, "%s", curl_easy_strerror(result));

@@ -42,7 +42,7 @@ enum {
     RX_E_INVALID_URL = 1010,    /* control character or space in the URL */
     RX_E_INVALID_METHOD = 1011, /* method is not an HTTP token */
     RX_E_BAD_FRAMING = 1012,    /* conflicting Content-Length headers in the response */
-    RX_E_STREAM_ENDED_EARLY = 1013, /* HTTP/2 stream gone before the request body was sent */
+    RX_E_STREAM_ENDED_EARLY = 1013, /* HTTP/2 request sent (in part), stream gone, no answer */
 };
 
 /* Response header blocks larger than this are refused (a hostile server cannot make us buffer
@@ -110,6 +110,7 @@ struct rx_transfer {
     int h2c_reuse_only;      /* h2c transfer told to reuse: a new socket for it is refused */
     int needs_new_connection;/* h2c: libcurl wanted a new connection for it (see h2gate.h) */
     int gate_restarts;       /* times it was restarted for that reason */
+    int requests_started;    /* prerequest callbacks: times the request began to go out */
     int gate_bypass;         /* released because its opener failed: do not wait again */
 
     /* ---- response: written by the loop thread, read by the waiter once state == RX_DONE ---- */

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Set up a development environment for requestx on Debian 12 (or a close relative).
 #
-#   scripts/bootstrap.sh [--bench] [--valgrind] [--venv DIR]
+#   scripts/bootstrap.sh [--bench] [--nginx] [--valgrind] [--venv DIR]
 #
 #   --bench      also install nginx-light, nghttp2-client (h2load) and the benchmark extras
 #                (.[bench])
+#   --nginx      also install nginx-light (the tests use it as an HTTP/2 server that answers
+#                before reading request bodies)
 #   --valgrind   also install valgrind
 #   --venv DIR   virtualenv location (default: <repo>/.venv)
 #   PYTHON=...   interpreter to build the virtualenv from (default: python3)
@@ -21,6 +23,7 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 python="${PYTHON:-python3}"
 venv="$repo/.venv"
 bench=0
+nginx=0
 valgrind=0
 
 die() { echo "bootstrap: error: $*" >&2; exit 1; }
@@ -29,6 +32,7 @@ say() { echo "bootstrap: $*"; }
 while [ $# -gt 0 ]; do
     case "$1" in
         --bench) bench=1 ;;
+        --nginx) nginx=1 ;;
         --valgrind) valgrind=1 ;;
         --venv) [ $# -ge 2 ] || die "--venv needs a directory"; venv="$(realpath -m "$2")"; shift ;;
         -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' \
@@ -53,6 +57,7 @@ raise SystemExit(not os.path.exists(os.path.join(p, "Python.h")))' >/dev/null 2>
 fi
 # libssl-dev: pycurl built from source; nghttp2-client: h2load, run_h2.py's C baseline
 [ "$bench" = 1 ] && packages+=(nginx-light libssl-dev nghttp2-client)
+[ "$nginx" = 1 ] && [ "$bench" = 0 ] && packages+=(nginx-light)
 [ "$valgrind" = 1 ] && packages+=(valgrind)
 
 if command -v dpkg-query >/dev/null 2>&1; then

@@ -10,7 +10,7 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 
-scripts/bootstrap.sh --valgrind
+scripts/bootstrap.sh --valgrind --nginx
 py=.venv/bin/python
 
 echo "test: building the extension"

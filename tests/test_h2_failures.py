@@ -94,6 +94,26 @@ def test_a_post_lost_to_goaway_is_not_repeated(
     assert h2_script.requests_seen("/goaway-once") == 1
 
 
+@pytest.mark.parametrize("fed", [False, True], ids=["bytes", "iterator"])
+def test_a_post_answered_before_its_body_is_sent_is_never_repeated(
+    client: requestx.Client, h2_script: ScriptedH2Server, fed: bool
+) -> None:
+    # The server answers at once and resets the stream with NO_ERROR, while 64 KiB of the
+    # 256 KiB body are in flight and the rest waits for window it never gives. libcurl 7.88
+    # drops such an answer; having received nothing it would then send the request again
+    # (it did, up to five times, before the engine stopped it). Newer libcurl keeps it.
+    assert client.get("/ok").status_code == 200
+    body = b"x" * (256 * 1024)
+    content: typing.Any = iter([body[:100_000], body[100_000:]]) if fed else body
+    try:
+        response = client.post("/answer-early", content=content)
+    except requestx.RemoteProtocolError as exc:
+        assert "the request was not sent again" in str(exc)
+    else:
+        assert response.status_code == 200 and response.text == "early"
+    assert h2_script.requests_seen("/answer-early") == 1
+
+
 @pytest.mark.anyio
 async def test_async_refused_and_reset_streams(h2_script: ScriptedH2Server) -> None:
     async with requestx.AsyncClient(base_url=h2_script.url, http1=False, http2=True) as client:

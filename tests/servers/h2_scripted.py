@@ -14,6 +14,10 @@ retried request succeeds on its second try):
     /goaway-mid-body         headers with Content-Length: 100000, 10000 bytes, then GOAWAY that
                              includes this stream (it was started), then close
     /short-body              headers with Content-Length: 100, 50 bytes, then END_STREAM
+    /answer-early            200 "early" as soon as the request's HEADERS arrive, then
+                             RST_STREAM(NO_ERROR): "send no more of the body" (RFC 9113, 8.1);
+                             nothing of the request body is read, so the client's flow-control
+                             window is never reopened
 
 `connection_count()` counts accepted connections; `requests_seen(path)` counts requests per
 path, so a test can tell a transparent retry (seen twice) from a request never sent.
@@ -132,6 +136,11 @@ class ScriptedH2Server(SocketServer):
                 return True
             h2conn.close_connection(h2.errors.ErrorCodes.NO_ERROR, last_stream_id=stream)
             return False
+        if path == "/answer-early":
+            self._send_head(h2conn, stream, 5)
+            h2conn.send_data(stream, b"early", end_stream=True)
+            h2conn.reset_stream(stream, h2.errors.ErrorCodes.NO_ERROR)
+            return True
         if path == "/short-body":
             self._send_head(h2conn, stream, 100)
             h2conn.send_data(stream, pattern_bytes(50), end_stream=True)
