@@ -441,9 +441,10 @@ static void sweep(rx_engine *e)
 /* An HTTP/2 connection that went away (a GOAWAY, most often: servers send one when they
  * restart or after a number of requests) takes its unanswered streams with it, and libcurl
  * 7.88 reports them as failed instead of retrying those the server never processed. The
- * engine cannot see stream ids, so it retries what is safe to repeat: an idempotent request
- * (RFC 9110 section 9.2.2) with an in-memory body, of which not one response byte arrived,
- * once, on a new connection. */
+ * engine retries, once, on a new connection, a request with an in-memory body of which not
+ * one response byte arrived, if it is safe to repeat: idempotent (RFC 9110 section 9.2.2),
+ * or known to be unprocessed (its stream id beyond the GOAWAY's last one: libcurl says both
+ * only in its informational text, see read_curl_text in transfer.c). */
 static int unanswered_on_a_lost_connection(const rx_transfer *t, CURLcode result)
 {
     if (result != CURLE_HTTP2 && result != CURLE_PARTIAL_FILE && result != CURLE_GOT_NOTHING &&
@@ -452,7 +453,7 @@ static int unanswered_on_a_lost_connection(const rx_transfer *t, CURLcode result
     if (t->headers.len != 0 || t->block_status != 0 || t->upload_stream || t->own_error ||
         t->gate_restarts > 0)
         return 0;
-    return rx_method_is_idempotent(t->method);
+    return rx_method_is_idempotent(t->method) || rx_transfer_unprocessed(t);
 }
 
 static void reap_completions(rx_engine *e)
@@ -474,7 +475,8 @@ static void reap_completions(rx_engine *e)
             t->error_text[0] = '\0';
             t->content_length = -1;
             t->body_received = 0;
-            t->body_sent = 0; /* nothing of it was sent: the socket was refused */
+            t->body_sent = 0; /* a whole body goes out again from its start */
+            t->upload_finished = 0;
             if (gate_admits(e, t))
                 attach_transfer(e, t);
             continue;

@@ -160,9 +160,10 @@ int rx_gate_should_restart(rx_transfer *t)
     if (!t->needs_new_connection)
         return 0;
     /* libcurl also wants a new connection when it means to send a request again (a refused
-     * stream, or one it took for lost). Not a request that went out and is not idempotent:
-     * the server may have acted on it (bug 3). */
-    if (t->requests_started > 0 && !rx_method_is_idempotent(t->method))
+     * stream, or one it took for lost). Not a request that went out and is not idempotent,
+     * unless the server is known not to have processed it: it may have acted on it (bug 3). */
+    if (t->requests_started > 0 && !rx_method_is_idempotent(t->method) &&
+        !rx_transfer_unprocessed(t))
         return 0;
     /* Bounded: a server that refuses every new connection must not make us loop. */
     return ++t->gate_restarts <= 3;

@@ -111,6 +111,11 @@ struct rx_transfer {
     int needs_new_connection;/* h2c: libcurl wanted a new connection for it (see h2gate.h) */
     int gate_restarts;       /* times it was restarted for that reason */
     int requests_started;    /* prerequest callbacks: times the request began to go out */
+    /* What libcurl 7.88 tells only in its informational text (read_curl_text in transfer.c),
+     * for requests that are not idempotent over HTTP/2: */
+    long h2_stream_id;       /* the stream the request last took, 0 if none */
+    long goaway_last_stream; /* last stream id of a GOAWAY this transfer read, -1 if none */
+    int refused_retry;       /* libcurl is sending it again because the server refused it */
     int gate_bypass;         /* released because its opener failed: do not wait again */
 
     /* ---- response: written by the loop thread, read by the waiter once state == RX_DONE ---- */
@@ -232,6 +237,10 @@ int rx_transfer_uploading(const rx_transfer *t);
 
 /* GET, HEAD, OPTIONS, TRACE, PUT, DELETE: safe to send again (RFC 9110, 9.2.2). */
 int rx_method_is_idempotent(const char *method);
+
+/* The server is known not to have processed the request: it refused the stream, or a GOAWAY
+ * it sent excluded it. Only tracked for requests that are not idempotent, over HTTP/2. */
+int rx_transfer_unprocessed(const rx_transfer *t);
 
 /* Number of transfers alive in this process (debug aid: tests assert it returns to zero). */
 long rx_transfer_live_count(void);

@@ -83,15 +83,49 @@ def test_an_idempotent_request_lost_to_goaway_is_retried(
     assert h2_script.requests_seen("/goaway-once") == 2  # lost once, then served
 
 
-def test_a_post_lost_to_goaway_is_not_repeated(
+@pytest.mark.parametrize("warm", [False, True], ids=["first-stream", "later-stream"])
+def test_a_post_the_server_never_processed_is_sent_again(
+    client: requestx.Client, h2_script: ScriptedH2Server, warm: bool
+) -> None:
+    # A GOAWAY whose last stream id excludes the POST's stream: the server says it did not
+    # process it, so sending it again is safe (libcurl 7.88 gives the ids only in its
+    # informational text, which the engine reads for requests that are not idempotent).
+    if warm:
+        assert client.get("/ok").status_code == 200
+    response = client.post(f"/goaway-once?token={_token()}", content=b"order #1")
+    assert response.status_code == 200 and response.text == "ok"
+    assert h2_script.requests_seen("/goaway-once") == 2  # lost once, then served
+
+
+def test_a_refused_post_is_sent_again_only_when_libcurl_says_so(
     client: requestx.Client, h2_script: ScriptedH2Server
 ) -> None:
-    # The engine cannot tell a stream the server never processed from one it did (libcurl
-    # 7.88 does not say), so only idempotent requests are sent again.
+    # RST_STREAM(REFUSED_STREAM) on a new connection's first stream: libcurl 7.88 says
+    # "REFUSED_STREAM" and the POST goes again. On a reused connection it says only
+    # "Connection died", as for an answer it dropped (docs/architecture.md, "HTTP/2 request
+    # bodies"): that POST fails, once, rather than risk doing the work twice.
+    response = client.post(f"/refuse-once?token={_token()}", content=b"order #2")
+    assert response.status_code == 200 and response.text == "ok"
+    assert h2_script.requests_seen("/refuse-once") == 2
+    try:
+        again = client.post(f"/refuse-once?token={_token()}", content=b"order #3")
+    except requestx.RemoteProtocolError as exc:
+        assert "not sent again" in str(exc)
+        assert h2_script.requests_seen("/refuse-once") == 3
+    else:  # a libcurl that tells the two apart
+        assert again.text == "ok" and h2_script.requests_seen("/refuse-once") == 4
+
+
+def test_a_post_the_server_took_is_not_repeated(
+    client: requestx.Client, h2_script: ScriptedH2Server
+) -> None:
+    # The GOAWAY's last stream id includes the POST: the server may have acted on it, and
+    # closes without answering. Sending it again could do the work twice.
     assert client.get("/ok").status_code == 200
     with pytest.raises(requestx.RemoteProtocolError):
-        client.post(f"/goaway-once?token={_token()}", content=b"order #1")
-    assert h2_script.requests_seen("/goaway-once") == 1
+        client.post("/goaway-processed", content=b"order #3")
+    assert h2_script.requests_seen("/goaway-processed") == 1
+    assert client.get("/ok").status_code == 200  # on a new connection
 
 
 @pytest.mark.parametrize("fed", [False, True], ids=["bytes", "iterator"])

@@ -9,6 +9,8 @@ retried request succeeds on its second try):
     /refuse-once?token=T     RST_STREAM(REFUSED_STREAM) before any response, the first time
     /goaway-once?token=T     GOAWAY whose last-stream-id excludes this stream (so the server
                              did not process it), then close, the first time
+    /goaway-processed        GOAWAY whose last-stream-id includes this stream (the server
+                             took it), then close, without a response
     /reset-mid-body          headers with Content-Length: 100000, 10000 bytes, then
                              RST_STREAM(INTERNAL_ERROR)
     /goaway-mid-body         headers with Content-Length: 100000, 10000 bytes, then GOAWAY that
@@ -127,6 +129,9 @@ class ScriptedH2Server(SocketServer):
         if path == "/goaway-once" and self._first_time("goaway:" + token):
             last = max(stream - 2, 0)  # the stream before this one: this one was not processed
             h2conn.close_connection(h2.errors.ErrorCodes.NO_ERROR, last_stream_id=last)
+            return False
+        if path == "/goaway-processed":
+            h2conn.close_connection(h2.errors.ErrorCodes.NO_ERROR, last_stream_id=stream)
             return False
         if path in ("/reset-mid-body", "/goaway-mid-body"):
             self._send_head(h2conn, stream, 100000)
