@@ -15,6 +15,7 @@ struct rx_origin {
     long users;              /* admitted transfers not yet forgotten */
     long connections;        /* sockets open to the origin */
     rx_transfer *opener;     /* setting up the first connection, or NULL */
+    rx_transfer *members;    /* its admitted transfers, linked through member_next/prev */
     rx_transfer *parked_head, *parked_tail;
 };
 
@@ -118,6 +119,11 @@ int rx_gate_admit(rx_gate *g, rx_transfer *t)
             return -1;
         o->users++;
         t->origin = o;
+        t->member_prev = NULL;
+        t->member_next = o->members;
+        if (o->members != NULL)
+            o->members->member_prev = t;
+        o->members = t;
     }
     int bypass = t->gate_bypass;
     t->gate_bypass = 0;
@@ -229,6 +235,13 @@ void rx_gate_forget(rx_gate *g, rx_transfer *t)
             g->held[i].t = NULL; /* its socket is uncorked when this loop pass ends */
     if (o->opener == t)
         opener_done(g, o, 1); /* ended before any response came: it could not connect */
+    if (t->member_prev != NULL)
+        t->member_prev->member_next = t->member_next;
+    else
+        o->members = t->member_next;
+    if (t->member_next != NULL)
+        t->member_next->member_prev = t->member_prev;
+    t->member_prev = t->member_next = NULL;
     t->origin = NULL;
     o->users--;
     maybe_drop(g, o);
@@ -366,4 +379,14 @@ void rx_gate_release_all(rx_gate *g)
     for (int i = 0; i < g->held_len; i++)
         (void)setsockopt(g->held[i].fd, IPPROTO_TCP, TCP_CORK, &off, sizeof off);
     g->held_len = 0;
+}
+
+void rx_gate_note_goaway(rx_transfer *t, int port, long last_stream)
+{
+    rx_origin *o = t->origin;
+    if (o == NULL || port <= 0 || last_stream < 0)
+        return;
+    for (rx_transfer *other = o->members; other != NULL; other = other->member_next)
+        if (other != t && other->conn_port == port)
+            other->goaway_last_stream = last_stream;
 }

@@ -93,6 +93,11 @@ void rx_gate_release_held(rx_gate *g);
 /* The loop is about to sleep: uncork everything held, whatever its state. */
 void rx_gate_release_all(rx_gate *g);
 
+/* A GOAWAY read by `t` on the connection whose local port is `port`: libcurl tells only the
+ * transfer that read it, so pass its last stream id on to the origin's other transfers on
+ * that connection, which libcurl retries as if their connection had died. */
+void rx_gate_note_goaway(rx_transfer *t, int port, long last_stream);
+
 /* Installed on each gated easy handle: count the sockets open to each origin. */
 curl_socket_t rx_gate_open_socket(void *clientp, curlsocktype purpose,
                                   struct curl_sockaddr *address);

@@ -305,7 +305,7 @@ static size_t on_read_whole(char *buffer, size_t size, size_t nitems, void *user
 static int on_seek_whole(void *userdata, curl_off_t offset, int origin)
 {
     rx_transfer *t = userdata;
-    if (!t->refused_retry || offset != 0 || origin != SEEK_SET)
+    if (!rx_transfer_unprocessed(t) || offset != 0 || origin != SEEK_SET)
         return CURL_SEEKFUNC_CANTSEEK;
     t->refused_retry = 0;
     t->body_sent = 0;
@@ -358,16 +358,17 @@ static int read_curl_text(CURL *h, curl_infotype type, char *text, size_t n, voi
     } else if (text_starts(text, n, "REFUSED_STREAM")) {
         t->refused_retry = 1;
     } else if (find_text(text, n, "GOAWAY") != NULL) {
+        /* Only the transfer that read it is told: the gate tells the connection's others. */
         t->goaway_last_stream = number_after(text, n, "last_stream=");
+        rx_gate_note_goaway(t, t->conn_port, t->goaway_last_stream);
     }
     return 0;
 }
 
 int rx_transfer_unprocessed(const rx_transfer *t)
 {
-    return t->refused_retry ||
-           (t->h2_stream_id > 0 && t->goaway_last_stream >= 0 &&
-            t->h2_stream_id > t->goaway_last_stream);
+    return t->refused_retry || (t->h2_stream_id > 0 && t->goaway_last_stream >= 0 &&
+                                t->h2_stream_id > t->goaway_last_stream);
 }
 
 /* libcurl before 8.2 (HTTP/2 rewritten in 8.0-8.1.1) loses a response that an HTTP/2 server
@@ -516,6 +517,7 @@ static int on_prereq(void *userdata, char *conn_primary_ip, char *conn_local_ip,
     t->phase = RX_PHASE_EXCHANGING;
     t->last_activity_ms = rx_loop_now_ms;
     t->requests_started++;
+    t->conn_port = conn_local_port;
     if (t->origin != NULL && (t->has_body || t->upload_stream))
         rx_gate_hold_request(t, conn_local_port); /* see bug 3 in h2gate.h */
     return CURL_PREREQFUNC_OK;

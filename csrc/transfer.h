@@ -106,6 +106,7 @@ struct rx_transfer {
     size_t body_sent;        /* request body bytes handed to curl by a read callback */
     struct rx_origin *origin;/* HTTP/2-capable transfers: their origin in the engine's gate */
     rx_transfer *park_next;  /* link while parked in (or released from) the gate */
+    rx_transfer *member_next, *member_prev; /* its origin's admitted transfers (the gate) */
     int parked;              /* waiting in the gate for its origin's first connection */
     int h2c_reuse_only;      /* h2c transfer told to reuse: a new socket for it is refused */
     int needs_new_connection;/* h2c: libcurl wanted a new connection for it (see h2gate.h) */
@@ -116,6 +117,7 @@ struct rx_transfer {
     long h2_stream_id;       /* the stream the request last took, 0 if none */
     long goaway_last_stream; /* last stream id of a GOAWAY this transfer read, -1 if none */
     int refused_retry;       /* libcurl is sending it again because the server refused it */
+    int conn_port;           /* local port of the connection the request last went out on */
     int gate_bypass;         /* released because its opener failed: do not wait again */
 
     /* ---- response: written by the loop thread, read by the waiter once state == RX_DONE ---- */

@@ -8,6 +8,8 @@ happened; a body shorter than its Content-Length is never reported complete.
 
 from __future__ import annotations
 
+import concurrent.futures
+import time
 import typing
 import uuid
 
@@ -95,6 +97,22 @@ def test_a_post_the_server_never_processed_is_sent_again(
     response = client.post(f"/goaway-once?token={_token()}", content=b"order #1")
     assert response.status_code == 200 and response.text == "ok"
     assert h2_script.requests_seen("/goaway-once") == 2  # lost once, then served
+
+
+def test_a_post_beyond_a_goaway_read_by_another_stream_is_sent_again(
+    client: requestx.Client, h2_script: ScriptedH2Server
+) -> None:
+    # Two POSTs on one connection; the server answers the first and sends a GOAWAY that
+    # excludes the second. Whichever transfer reads the GOAWAY, the other must learn it.
+    assert client.get("/ok").status_code == 200
+    token = _token()
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        first = pool.submit(client.post, f"/pair?token={token}", content=b"order A")
+        time.sleep(0.05)  # the first is waiting at the server before the second arrives
+        second = pool.submit(client.post, f"/pair?token={token}", content=b"order B")
+        responses = [first.result(timeout=10), second.result(timeout=10)]
+    assert [r.text for r in responses] == ["ok", "ok"]
+    assert h2_script.requests_seen("/pair") == 3  # A once, B lost once and then served
 
 
 def test_a_refused_post_is_sent_again_only_when_libcurl_says_so(

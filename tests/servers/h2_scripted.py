@@ -11,6 +11,10 @@ retried request succeeds on its second try):
                              did not process it), then close, the first time
     /goaway-processed        GOAWAY whose last-stream-id includes this stream (the server
                              took it), then close, without a response
+    /pair?token=T            the first request with token T waits; when the second arrives on
+                             the same connection, the first is answered, then GOAWAY with
+                             the first's stream as the last (the second was not processed),
+                             then close; later ones are answered
     /reset-mid-body          headers with Content-Length: 100000, 10000 bytes, then
                              RST_STREAM(INTERNAL_ERROR)
     /goaway-mid-body         headers with Content-Length: 100000, 10000 bytes, then GOAWAY that
@@ -51,6 +55,7 @@ class ScriptedH2Server(SocketServer):
         self._connections = 0
         self._tokens: set[str] = set()
         self._seen: collections.Counter[str] = collections.Counter()
+        self._waiting: dict[str, int] = {}  # /pair: token -> stream of the request waiting
 
     def connection_count(self) -> int:
         with self._lock:
@@ -130,6 +135,18 @@ class ScriptedH2Server(SocketServer):
             last = max(stream - 2, 0)  # the stream before this one: this one was not processed
             h2conn.close_connection(h2.errors.ErrorCodes.NO_ERROR, last_stream_id=last)
             return False
+        if path == "/pair":
+            with self._lock:
+                first = self._waiting.pop(token, None)
+                if first is None and token not in self._tokens:
+                    self._tokens.add(token)
+                    self._waiting[token] = stream
+                    return True  # no answer yet
+            if first is not None:
+                self._send_head(h2conn, first, 2)
+                h2conn.send_data(first, b"ok", end_stream=True)
+                h2conn.close_connection(h2.errors.ErrorCodes.NO_ERROR, last_stream_id=first)
+                return False
         if path == "/goaway-processed":
             h2conn.close_connection(h2.errors.ErrorCodes.NO_ERROR, last_stream_id=stream)
             return False
