@@ -171,6 +171,8 @@ async def test_async_refused_and_reset_streams(h2_script: ScriptedH2Server) -> N
     async with requestx.AsyncClient(base_url=h2_script.url, http1=False, http2=True) as client:
         assert (await client.get("/ok")).status_code == 200
         assert (await client.get(f"/refuse-once?token={_token()}")).text == "ok"
+        posted = await client.post(f"/goaway-once?token={_token()}", content=b"order #4")
+        assert posted.text == "ok"  # beyond the GOAWAY's last stream: sent again
         with pytest.raises(requestx.RemoteProtocolError, match="INTERNAL_ERROR"):
             await client.get("/reset-mid-body")
         big = await client.get("/big?size=30000")

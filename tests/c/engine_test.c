@@ -321,7 +321,9 @@ static void h2c_burst(rx_engine *e, int n)
 
 /* The HTTP/2 gate's restart paths (h2gate.h): a stream the server refuses, and one a GOAWAY
  * leaves unprocessed, are each sent again on a new connection (the first by the gate's refused
- * socket and restart, the second by the engine's retry of unanswered idempotent requests). */
+ * socket and restart, the second by the engine's retry of unanswered requests; for a POST,
+ * known unprocessed from libcurl's informational text). A POST answered before its 256 KiB
+ * body went out fails, not sent again (bug 3), or with libcurl 8 gets its answer. */
 static void h2c_restarts(const char *h2_url)
 {
     char err[128], url[256];
@@ -331,20 +333,44 @@ static void h2c_restarts(const char *h2_url)
     CHECK(e != NULL, "h2c engine: %s", err);
     if (e == NULL)
         return;
-    static const char *const paths[] = {"/ok", "/refuse-once?token=c1", "/ok",
-                                        "/goaway-once?token=c2", "/ok"};
-    for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
-        snprintf(url, sizeof url, "%s%s", h2_url, paths[i]);
+    static char big[256 * 1024];
+    memset(big, 'x', sizeof big);
+    static const struct {
+        const char *method, *path;
+        size_t body_len;
+        int early;
+    } steps[] = {
+        {"GET", "/ok", 0, 0},
+        {"GET", "/refuse-once?token=c1", 0, 0},
+        {"GET", "/ok", 0, 0},
+        {"GET", "/goaway-once?token=c2", 0, 0},
+        {"POST", "/ok", 100, 0},
+        {"POST", "/goaway-once?token=c3", 100, 0},
+        {"POST", "/answer-early", sizeof big, 1},
+        {"GET", "/ok", 0, 0},
+    };
+    for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
+        snprintf(url, sizeof url, "%s%s", h2_url, steps[i].path);
         rx_transfer *t = rx_transfer_new();
-        rx_transfer_set_method(t, "GET", 3);
+        rx_transfer_set_method(t, steps[i].method, strlen(steps[i].method));
         rx_transfer_set_url(t, url, strlen(url));
         t->connect_timeout_ms = t->read_timeout_ms = t->write_timeout_ms = 5000;
         t->pool_timeout_ms = 5000;
         t->http_version = RX_HTTP_2_PRIOR_KNOWLEDGE;
-        CHECK(rx_engine_submit(e, t) == 0, "submit %s", paths[i]);
+        if (steps[i].body_len > 0) {
+            t->body = big;
+            t->body_len = steps[i].body_len;
+            t->has_body = 1;
+        }
+        CHECK(rx_engine_submit(e, t) == 0, "submit %s", steps[i].path);
         rx_transfer_wait(t, -1);
-        CHECK(t->error == 0 && t->status == 200, "%s: error %d (%s), status %ld", paths[i],
-              t->error, t->error_text, t->status);
+        if (steps[i].early)
+            CHECK((t->error == 0 && t->status == 200) || t->error == RX_E_STREAM_ENDED_EARLY,
+                  "%s: error %d (%s), status %ld", steps[i].path, t->error, t->error_text,
+                  t->status);
+        else
+            CHECK(t->error == 0 && t->status == 200, "%s: error %d (%s), status %ld",
+                  steps[i].path, t->error, t->error_text, t->status);
         finish(t);
     }
     rx_engine_free(e);
