@@ -1,4 +1,4 @@
-/* The HTTP/2 gate: per-origin bookkeeping that works around two libcurl 7.88 HTTP/2 bugs.
+/* The HTTP/2 gate: per-origin bookkeeping that works around three libcurl 7.88 HTTP/2 bugs.
  *
  * 1. Bursts open surplus connections. Transfers added while the first connection to an origin
  *    is still being set up each open a connection of their own, PIPEWAIT or not (200 requests
@@ -27,20 +27,21 @@
  *    connections per host at one, so this only happens when the connection goes away.
  *
  * 3. An early response is lost. A server may answer a request before reading its body and then
- *    reset the stream with NO_ERROR (RFC 9113 section 8.1: "clients MUST NOT discard
- *    responses" for that reason). nginx does so for any location that does not read the body.
- *    libcurl 7.88 discards the response it holds when it sees that reset, and then fails the
- *    body's send: CURLE_HTTP2_STREAM, "stream N closed". The race is won or lost inside one
- *    libcurl call: after sending a request's HEADERS, libcurl reads before it writes the
- *    body, and when the server was scheduled in between (2 CPUs, loopback: 1 POST in 10 to a
- *    local nginx over h2c) the complete response is already there. So a request with a body
- *    holds its connection's socket corked (TCP_CORK) from the prerequest callback until the
- *    loop pass ends: the server sees HEADERS and a body that fits one pass (the flow-control
- *    window and libcurl's 64 KiB upload buffer) together, and cannot answer before libcurl
- *    has sent them. A fed body of unknown length needs more passes (libcurl reads it once a
+ *    reset the stream with NO_ERROR (RFC 9113 section 8.1: "clients MUST NOT discard responses" for
+ *    that reason). nginx does so for any location that does not read the body. libcurl 7.88
+ *    discards the response it holds when it sees that reset, and then fails the body's send
+ *    (CURLE_HTTP2_STREAM, "stream N closed") or, having received nothing, sends the request again
+ *    (transfer.c makes sure it cannot: resends_answered_requests, and rx_gate_should_restart
+ *    below). The race is won or lost inside one libcurl call: after sending a request's HEADERS,
+ *    libcurl reads before it writes the body, and when the server was scheduled in between (2 CPUs,
+ *    loopback: 1 POST in 10 to a local nginx over h2c) the complete response is already there. So a
+ *    request with a body holds its connection's socket corked (TCP_CORK) from the prerequest
+ *    callback until the loop pass ends: the server sees HEADERS and a body that fits one pass (the
+ *    flow-control window and libcurl's 64 KiB upload buffer) together, and cannot answer before
+ *    libcurl has sent them. A fed body of unknown length needs more passes (libcurl reads it once a
  *    pass, and its end takes one more), so its hold lasts while it makes progress, for up to
- *    RX_GATE_HOLD_PASSES passes. What does not fit is exposed to the race as before;
- *    libcurl 8 does not have the bug.
+ *    RX_GATE_HOLD_PASSES passes, and never while the loop sleeps. What does not fit is exposed to
+ *    the race as before; libcurl 8 does not have the bug.
  *
  * Loop thread only, like everything that touches libcurl. HTTP/1.1-only transfers never pass
  * through the gate. The gate assumes an engine's transfers all ask for the same HTTP version,
@@ -86,8 +87,8 @@ void rx_gate_forget(rx_gate *g, rx_transfer *t);
 #define RX_GATE_HOLD_PASSES 8
 void rx_gate_hold_request(rx_transfer *t, int conn_local_port);
 
-/* The loop pass ends: uncork (and so send) what rx_gate_hold_request() held, but for fed
- * bodies still making progress. */
+/* The loop pass ends: uncork (and so send) what rx_gate_hold_request() held, but for bodies
+ * read by callback that are still making progress. */
 void rx_gate_release_held(rx_gate *g);
 
 /* The loop is about to sleep: uncork everything held, whatever its state. */

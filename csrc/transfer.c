@@ -279,8 +279,8 @@ int rx_method_is_idempotent(const char *method)
     return 0;
 }
 
-/* A whole (not fed) request body, handed to curl by callback rather than as POSTFIELDS: see
- * resends_answered_requests(). No seek callback, so libcurl cannot send it a second time. */
+/* A whole (not fed) request body, handed to curl by callback rather than as POSTFIELDS (see
+ * resends_answered_requests), so that libcurl can rewind it only when on_seek_whole agrees. */
 static size_t on_read_whole(char *buffer, size_t size, size_t nitems, void *userdata)
 {
     rx_transfer *t = userdata;
@@ -641,7 +641,8 @@ int rx_transfer_setup(rx_transfer *t, CURL *h, CURLSH *share)
     } else if (t->has_body && t->http_version != RX_HTTP_1_1 &&
                !rx_method_is_idempotent(t->method) && resends_answered_requests()) {
         /* Never sent twice: a request that is not idempotent goes out through on_read_whole,
-         * which libcurl cannot rewind; where it would have resent it, the transfer fails. */
+         * which libcurl may rewind only to resend a request the server never processed
+         * (on_seek_whole); where it would have resent any other, the transfer fails. */
         t->body_sent = 0;
         SET(CURLOPT_UPLOAD, 1L);
         SET(CURLOPT_READFUNCTION, on_read_whole);
@@ -736,7 +737,7 @@ void rx_transfer_collect(rx_transfer *t, CURLcode result)
                  "the response body ended after %lld of its %lld bytes (Content-Length)",
                  (long long)t->body_received, (long long)t->content_length);
     }
-    if (t->needs_new_connection && t->requests_started > 0 &&
+    if (t->error != 0 && t->needs_new_connection && t->requests_started > 0 &&
         !rx_method_is_idempotent(t->method) && !rx_transfer_unprocessed(t)) {
         /* libcurl wanted to send it again on a new connection; the gate did not let it (see
          * rx_gate_should_restart) */
