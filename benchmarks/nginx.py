@@ -168,7 +168,7 @@ class Nginx:
         self.h2c_port = 0  # with http2 only
         self.run_dir: Path | None = None
         self._process: subprocess.Popen[bytes] | None = None
-        self._status_reads = 0  # connections accepted_connections() opened
+        self._status_reads = 0  # /status reads made: a connection and a request each
 
     @property
     def url(self) -> str:
@@ -196,31 +196,30 @@ class Nginx:
 
     def accepted_connections(self) -> int:
         """nginx's count of connections accepted since it started (stub_status "accepts", every
-        server and protocol), less the ones these calls opened to read it (one each, this one
-        included). The difference between two calls is then exactly the connections others
-        opened in between."""
+        server and protocol), less the ones this object opened to read /status (one a read,
+        this one included). The difference between two calls is then exactly the connections
+        others opened in between."""
+        accepts, _ = self._read_status()
+        return accepts - self._status_reads
+
+    def handled_requests(self) -> int:
+        """nginx's count of requests answered since it started (stub_status "requests", every
+        server and protocol), less this object's /status reads (this one included)."""
+        _, requests = self._read_status()
+        return requests - self._status_reads
+
+    def _read_status(self) -> tuple[int, int]:
+        """(accepts, requests) from stub_status; counts this read in _status_reads."""
         self._status_reads += 1
         with urllib.request.urlopen(self.url + "/status", timeout=5) as response:
             text = response.read().decode()
         # Active connections: 1
         # server accepts handled requests
         #  5 5 17
-        match = re.search(r"accepts handled requests\s+(\d+)", text)
+        match = re.search(r"accepts handled requests\s+(\d+)\s+\d+\s+(\d+)", text)
         if match is None:
             raise RuntimeError(f"unexpected stub_status answer: {text!r}")
-        return int(match.group(1)) - self._status_reads
-
-    def handled_requests(self) -> int:
-        """nginx's count of requests answered since it started (stub_status "requests", every
-        server and protocol), less the /status reads made by this object (this one included,
-        and accepted_connections()'s)."""
-        self._status_reads += 1
-        with urllib.request.urlopen(self.url + "/status", timeout=5) as response:
-            text = response.read().decode()
-        match = re.search(r"accepts handled requests\s+\d+\s+\d+\s+(\d+)", text)
-        if match is None:
-            raise RuntimeError(f"unexpected stub_status answer: {text!r}")
-        return int(match.group(1)) - self._status_reads
+        return int(match.group(1)), int(match.group(2))
 
     def start(self, timeout: float = 10.0) -> None:
         if not (os.path.isfile(self.nginx) and os.access(self.nginx, os.X_OK)):
