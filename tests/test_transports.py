@@ -35,81 +35,69 @@ def test_all_is_httpx_all_minus_what_is_not_provided() -> None:
     assert set(requestx.__all__) <= set(httpx.__all__)
 
 
-def _handler(request: requestx.Request) -> requestx.Response:
-    if request.url.path == "/redirect":
-        return requestx.Response(302, headers={"Location": "/target"})
-    if request.url.path == "/cookie":
-        return requestx.Response(200, headers={"Set-Cookie": "flavour=oat; Path=/"})
-    return requestx.Response(
-        200,
-        json={
-            "method": request.method,
-            "path": request.url.path,
-            "body": request.content.decode(),
-            "cookie": request.headers.get("cookie"),
-        },
-    )
+# The transports below answer through the engine from the suite's real server: what is tested
+# is the extension point (a handler or subclass in between) and the client's features on top
+# of it, with real requests, not canned answers.
 
 
-def test_mock_transport_answers_with_client_features_on_top() -> None:
+def test_mock_transport_answers_with_client_features_on_top(server: HypercornServer) -> None:
     seen: list[str] = []
     hooks = {"request": [lambda request: seen.append(request.url.path)]}
-    transport = requestx.MockTransport(_handler)
-    with requestx.Client(
-        transport=transport, base_url="http://mock.test", event_hooks=hooks
-    ) as client:
-        response = client.post("/echo", content=b"hello")
-        assert response.json() == {
-            "method": "POST",
-            "path": "/echo",
-            "body": "hello",
-            "cookie": None,
-        }
-        assert response.request.url == "http://mock.test/echo"
-        assert response.elapsed.total_seconds() >= 0
-        followed = client.get("/redirect", follow_redirects=True)
-        assert followed.json()["path"] == "/target" and len(followed.history) == 1
-        client.get("/cookie")
-        assert client.get("/who").json()["cookie"] == "flavour=oat"
-        with client.stream("GET", "/streamed") as streamed:
-            assert b"".join(streamed.iter_bytes()).startswith(b"{")
-    assert seen == ["/echo", "/redirect", "/target", "/cookie", "/who", "/streamed"]
+    with requestx.HTTPTransport() as upstream:
+        transport = requestx.MockTransport(upstream.handle_request)
+        with requestx.Client(transport=transport, base_url=server.url, event_hooks=hooks) as client:
+            response = client.post("/echo", content=b"hello")
+            echo = response.json()
+            assert (echo["method"], echo["path"], echo["body"]) == ("POST", "/echo", "hello")
+            assert response.request.url == server.url + "/echo"
+            assert response.elapsed.total_seconds() >= 0
+            followed = client.get("/redirect/302", follow_redirects=True)
+            assert followed.json()["path"] == "/echo" and len(followed.history) == 1
+            client.get("/cookies/set?flavour=oat")
+            assert client.get("/cookies").json()["cookie"] == "flavour=oat"
+            with client.stream("GET", "/json") as streamed:
+                assert b"".join(streamed.iter_bytes()).startswith(b"{")
+    assert seen == ["/echo", "/redirect/302", "/echo", "/cookies/set", "/cookies", "/json"]
 
 
-def test_mock_transport_handler_must_return_a_response() -> None:
+def test_mock_transport_handler_must_return_a_response(server: HypercornServer) -> None:
     transport = requestx.MockTransport(lambda request: "nope")
     with requestx.Client(transport=transport) as client, pytest.raises(TypeError, match="Response"):
-        client.get("http://mock.test/")
+        client.get(server.url + "/json")
 
 
-def test_custom_base_transport_subclass() -> None:
-    class Teapot(requestx.BaseTransport):
+def test_custom_base_transport_subclass(server: HypercornServer) -> None:
+    class Forwarding(requestx.BaseTransport):
         def __init__(self) -> None:
+            self.upstream = requestx.HTTPTransport()
             self.closed = False
 
         def handle_request(self, request: requestx.Request) -> requestx.Response:
-            return requestx.Response(418, text=f"{request.method} {request.url.path}")
+            return self.upstream.handle_request(request)
 
         def close(self) -> None:
+            self.upstream.close()
             self.closed = True
 
-    transport = Teapot()
+    transport = Forwarding()
     with requestx.Client(transport=transport) as client:
-        response = client.get("http://teapot.test/brew")
-        assert response.status_code == 418 and response.text == "GET /brew"
+        response = client.get(server.url + "/status/418")
+        assert response.status_code == 418 and response.text == "status 418"
     assert transport.closed
 
 
 @pytest.mark.anyio
-async def test_mock_transport_async_with_async_handler() -> None:
+async def test_mock_transport_async_with_async_handler(server: HypercornServer) -> None:
+    upstream = requestx.AsyncHTTPTransport()
+
     async def handler(request: requestx.Request) -> requestx.Response:
-        return _handler(request)
+        return await upstream.handle_async_request(request)
 
     transport = requestx.MockTransport(handler)
-    async with requestx.AsyncClient(transport=transport, base_url="http://mock.test") as client:
-        response = await client.put("/thing", content=b"data")
+    async with upstream, requestx.AsyncClient(transport=transport, base_url=server.url) as client:
+        response = await client.put("/echo", content=b"data")
         assert response.json()["body"] == "data"
-        async with client.stream("GET", "/streamed") as streamed:
+        async with client.stream("GET", "/json") as streamed:
             assert (await streamed.aread()).startswith(b"{")
 
 
