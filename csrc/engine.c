@@ -472,11 +472,7 @@ static void reap_completions(rx_engine *e)
         if (t->origin != NULL && rx_gate_should_restart(t)) {
             /* Refused a socket by the gate before anything was sent: start it again. */
             curl_multi_remove_handle(e->multi, t->easy);
-            t->error_text[0] = '\0';
-            t->content_length = -1;
-            t->body_received = 0;
-            t->body_sent = 0; /* a whole body goes out again from its start */
-            t->upload_finished = 0;
+            rx_transfer_begin_attempt(t);
             if (gate_admits(e, t))
                 attach_transfer(e, t);
             continue;
@@ -618,7 +614,7 @@ static int wait_for_events(rx_engine *e, struct epoll_event *events)
         e->sleeps++;
         /* A request held for its body's next part must not wait for the server: nothing
          * more comes through this pass, so let it go (bug 3 in h2gate.h). */
-        rx_gate_release_all(e->gate);
+        rx_gate_release_held(e->gate, 1);
     }
     return epoll_wait(e->epoll_fd, events, MAX_EVENTS, timeout);
 }
@@ -663,7 +659,7 @@ static void *loop_main(void *arg)
             }
         }
         /* Requests held back this pass go out now, with their bodies (bug 3 in h2gate.h). */
-        rx_gate_release_held(e->gate);
+        rx_gate_release_held(e->gate, 0);
         reap_completions(e);
         expire_deadlines(e);
         admit_released(e);

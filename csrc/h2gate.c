@@ -344,41 +344,38 @@ void rx_gate_hold_request(rx_transfer *t, int conn_local_port)
 /* Whether a hold lasts into the next loop pass: only for a body read by callback that is not
  * finished and made progress this pass (libcurl reads such a body once per pass, and the end
  * of an unknown-length one takes one more pass), for a few passes. The loop comes straight back
- * for it, as the socket is writable; a body that stalls (flow control, a slow feeder) is
- * let go at once, so a cork never sits waiting for the kernel's 200 ms timer. */
+ * for it, as the socket is writable; a body that stalls (flow control) is let go at once,
+ * and every hold before the loop sleeps, so a cork never waits for the kernel's 200 ms timer. */
 static int hold_lasts(rx_hold *h)
 {
     rx_transfer *t = h->t;
     if (t == NULL || t->upload_finished || ++h->passes >= RX_GATE_HOLD_PASSES)
         return 0;
+    /* A read that found the fed buffer empty counts too: the feeder is usually a moment
+     * behind, and its bytes arrive while the loop polls before it would sleep. */
     int progressed = t->upload_reads != h->reads_seen;
     h->reads_seen = t->upload_reads;
     return progressed;
 }
 
-void rx_gate_release_held(rx_gate *g)
+void rx_gate_release_held(rx_gate *g, int everything)
 {
+    char lasts[RX_GATE_MAX_HELD];
+    for (int i = 0; i < g->held_len; i++)
+        lasts[i] = !everything && hold_lasts(&g->held[i]);
+    for (int i = 0; i < g->held_len; i++) {
+        int still_held = 0; /* a socket stays corked while any of its holds lasts */
+        for (int k = 0; k < g->held_len && !lasts[i]; k++)
+            still_held |= lasts[k] && g->held[k].fd == g->held[i].fd;
+        int off = 0;
+        if (!lasts[i] && !still_held) /* uncorking sends what was held */
+            (void)setsockopt(g->held[i].fd, IPPROTO_TCP, TCP_CORK, &off, sizeof off);
+    }
     int kept = 0;
     for (int i = 0; i < g->held_len; i++)
-        if (hold_lasts(&g->held[i]))
+        if (lasts[i])
             g->held[kept++] = g->held[i];
-    for (int i = kept; i < g->held_len; i++) {
-        int fd = g->held[i].fd, still_held = 0;
-        for (int k = 0; k < kept; k++)
-            still_held |= g->held[k].fd == fd;
-        int off = 0;
-        if (!still_held) /* uncorking sends what was held */
-            (void)setsockopt(fd, IPPROTO_TCP, TCP_CORK, &off, sizeof off);
-    }
     g->held_len = kept;
-}
-
-void rx_gate_release_all(rx_gate *g)
-{
-    int off = 0;
-    for (int i = 0; i < g->held_len; i++)
-        (void)setsockopt(g->held[i].fd, IPPROTO_TCP, TCP_CORK, &off, sizeof off);
-    g->held_len = 0;
 }
 
 void rx_gate_note_goaway(rx_transfer *t, int port, long last_stream)

@@ -88,11 +88,9 @@ void rx_gate_forget(rx_gate *g, rx_transfer *t);
 void rx_gate_hold_request(rx_transfer *t, int conn_local_port);
 
 /* The loop pass ends: uncork (and so send) what rx_gate_hold_request() held, but for bodies
- * read by callback that are still making progress. */
-void rx_gate_release_held(rx_gate *g);
-
-/* The loop is about to sleep: uncork everything held, whatever its state. */
-void rx_gate_release_all(rx_gate *g);
+ * read by callback that are still making progress; everything when the loop is about to
+ * sleep. */
+void rx_gate_release_held(rx_gate *g, int everything);
 
 /* A GOAWAY read by `t` on the connection whose local port is `port`: libcurl tells only the
  * transfer that read it, so pass its last stream id on to the origin's other transfers on

@@ -290,13 +290,10 @@ static size_t on_read_whole(char *buffer, size_t size, size_t nitems, void *user
         memcpy(buffer, t->body + t->body_sent, n);
     t->body_sent += n;
     t->upload_reads++;
-    if (t->body_sent == t->body_len && !t->upload_finished) {
-        /* curl knows the length and asks no more: the read timeout starts now */
-        t->upload_finished = 1;
-        t->last_activity_ms = rx_loop_now_ms;
-    } else if (n > 0) {
-        t->last_activity_ms = rx_loop_now_ms;
-    }
+    if (n > 0 || !t->upload_finished)
+        t->last_activity_ms = rx_loop_now_ms; /* once finished, the read timeout runs from here */
+    if (t->body_sent == t->body_len)
+        t->upload_finished = 1; /* curl knows the length and asks no more */
     return n;
 }
 
@@ -385,6 +382,23 @@ static int resends_answered_requests(void)
         __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
     }
     return v;
+}
+
+/* A request libcurl must not send twice on its own: not idempotent, over HTTP/2, on a libcurl
+ * that would. Its whole body goes through on_read_whole and libcurl's text is read for it. */
+static int guarded_against_resends(const rx_transfer *t)
+{
+    return t->http_version != RX_HTTP_1_1 && !rx_method_is_idempotent(t->method) &&
+           resends_answered_requests();
+}
+
+void rx_transfer_begin_attempt(rx_transfer *t)
+{
+    t->error_text[0] = '\0';
+    t->content_length = -1;
+    t->body_received = 0;
+    t->body_sent = 0;
+    t->upload_finished = 0;
 }
 
 int rx_transfer_uploading(const rx_transfer *t)
@@ -548,9 +562,8 @@ static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, cur
 int rx_transfer_setup(rx_transfer *t, CURL *h, CURLSH *share)
 {
     t->easy = h;
-    t->error_text[0] = '\0';
-    t->content_length = -1;
-    t->body_received = 0;
+    rx_transfer_begin_attempt(t);
+    int guarded = guarded_against_resends(t);
 
     /* Headers: an empty "Expect:" stops curl's 100-continue wait on uploads. */
     struct curl_slist *list = curl_slist_append(NULL, "Expect:");
@@ -638,12 +651,10 @@ int rx_transfer_setup(rx_transfer *t, CURL *h, CURLSH *share)
         SET(CURLOPT_READDATA, t);
         SET(CURLOPT_INFILESIZE_LARGE, (curl_off_t)t->upload_length);
         SET(CURLOPT_CUSTOMREQUEST, t->method);
-    } else if (t->has_body && t->http_version != RX_HTTP_1_1 &&
-               !rx_method_is_idempotent(t->method) && resends_answered_requests()) {
+    } else if (t->has_body && guarded) {
         /* Never sent twice: a request that is not idempotent goes out through on_read_whole,
          * which libcurl may rewind only to resend a request the server never processed
          * (on_seek_whole); where it would have resent any other, the transfer fails. */
-        t->body_sent = 0;
         SET(CURLOPT_UPLOAD, 1L);
         SET(CURLOPT_READFUNCTION, on_read_whole);
         SET(CURLOPT_READDATA, t);
@@ -663,8 +674,7 @@ int rx_transfer_setup(rx_transfer *t, CURL *h, CURLSH *share)
     t->h2_stream_id = 0;
     t->goaway_last_stream = -1;
     t->refused_retry = 0;
-    if (t->http_version != RX_HTTP_1_1 && !rx_method_is_idempotent(t->method) &&
-        resends_answered_requests()) {
+    if (guarded) {
         /* Whether the server processed such a request, libcurl 7.88 says only in text:
          * read_curl_text(). Verbose text costs about 1.5 us a request (measured on GETs). */
         SET(CURLOPT_DEBUGFUNCTION, read_curl_text);

@@ -102,7 +102,7 @@ struct rx_transfer {
     long block_status;       /* status code of the header block being received */
     int curl_paused;         /* a callback paused the transfer: we, not the server, are behind */
     int upload_finished;     /* the read callback reported the end of a fed request body */
-    unsigned upload_reads;   /* read callback calls (the HTTP/2 gate's hold, bug 3 in h2gate.h) */
+    unsigned upload_reads;   /* read callback calls, data or not (the gate's hold, h2gate.c) */
     size_t body_sent;        /* request body bytes handed to curl by a read callback */
     struct rx_origin *origin;/* HTTP/2-capable transfers: their origin in the engine's gate */
     rx_transfer *park_next;  /* link while parked in (or released from) the gate */
@@ -236,6 +236,10 @@ int rx_upload_wait(rx_transfer *t, long timeout_ms);
 void rx_upload_end(rx_transfer *t, int *resume);
 /* Loop thread: whether the request body is still being sent (for choosing the timeout). */
 int rx_transfer_uploading(const rx_transfer *t);
+
+/* Before each attempt (setup, and a restart by the engine): no error, nothing received or sent
+ * of the body yet. What libcurl's text told (stream ids, refusals) is kept across a restart. */
+void rx_transfer_begin_attempt(rx_transfer *t);
 
 /* GET, HEAD, OPTIONS, TRACE, PUT, DELETE: safe to send again (RFC 9110, 9.2.2). */
 int rx_method_is_idempotent(const char *method);

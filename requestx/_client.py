@@ -408,15 +408,12 @@ class _BaseClient:
     def _build_response(self, request: Request, result: tuple[typing.Any, ...]) -> Response:
         status, version, raw_headers, body, elapsed = result
         response = Response._from_engine(request, status, version, raw_headers, body, elapsed)
-        if self._default_encoding != "utf-8":
-            response.default_encoding = self._default_encoding
         # Cookies and content decoding are skipped unless the header block mentions them (a
         # cheap scan; most responses need neither).
         lowered = raw_headers.lower()
         if b"content-encoding:" in lowered:
-            response._decode_engine_body(request)
-        if b"set-cookie:" in lowered:
-            self._cookies.extract_cookies(response)
+            response._decode_engine_body()
+        self._apply_client_defaults(response, b"set-cookie:" in lowered)
         return response
 
     def _build_stream_response(
@@ -424,11 +421,15 @@ class _BaseClient:
     ) -> Response:
         status, version, raw_headers = head
         response = Response._from_engine_stream(request, status, version, raw_headers, stream)
+        self._apply_client_defaults(response, b"set-cookie:" in raw_headers.lower())
+        return response
+
+    def _apply_client_defaults(self, response: Response, has_cookies: bool = True) -> None:
+        """The client's default encoding, and its cookie jar fed from the response."""
         if self._default_encoding != "utf-8":
             response.default_encoding = self._default_encoding
-        if b"set-cookie:" in raw_headers.lower():
+        if has_cookies:
             self._cookies.extract_cookies(response)
-        return response
 
     def _adopt_transport_response(
         self, request: Request, response: Response, read_body: bool, started: float
@@ -437,14 +438,12 @@ class _BaseClient:
         the client's default encoding, the elapsed time (once read). `read_body` reads a
         sync body here (async callers read theirs first)."""
         response.request = request
-        if self._default_encoding != "utf-8":
-            response.default_encoding = self._default_encoding
         if read_body:
             response.read()
         response._started = started
         if response.is_closed:
             response._note_elapsed()
-        self._cookies.extract_cookies(response)
+        self._apply_client_defaults(response)
         return response
 
     def _check_send_options(self, follow_redirects: bool | UseClientDefault) -> bool:
@@ -458,7 +457,7 @@ class _BaseClient:
     def _auth_for(self, request: Request, auth: typing.Any) -> Auth | None:
         """The request's Auth: the argument, else the client's, else URL credentials."""
         chosen = self._auth if isinstance(auth, UseClientDefault) else build_auth(auth)
-        if chosen is None and request.url.userinfo:
+        if chosen is None and request.url._userinfo:  # not .userinfo: that encodes it
             return BasicAuth(request.url.username, request.url.password)
         return chosen
 

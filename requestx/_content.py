@@ -22,7 +22,7 @@ from urllib.parse import urlencode
 import orjson
 
 from ._exceptions import StreamConsumed
-from ._multipart import CHUNK_SIZE, MultipartStream, _file_length, _tell
+from ._multipart import CHUNK_SIZE, MultipartStream, _file_length, _primitive_to_str, _tell
 from ._types import RequestContent, RequestData, RequestFiles, ResponseContent
 
 __all__ = [
@@ -42,6 +42,8 @@ RawHeaders = typing.List[typing.Tuple[bytes, bytes]]
 class SyncByteStream:
     """The base of bodies read with `for chunk in stream` (httpx's class of that name)."""
 
+    __slots__ = ()  # so that ByteStream's own __slots__ take effect
+
     def __iter__(self) -> typing.Iterator[bytes]:
         raise NotImplementedError("The '__iter__' method must be implemented.")  # pragma: no cover
         yield b""
@@ -52,6 +54,8 @@ class SyncByteStream:
 
 class AsyncByteStream:
     """The base of bodies read with `async for chunk in stream` (httpx's class of that name)."""
+
+    __slots__ = ()
 
     async def __aiter__(self) -> typing.AsyncIterator[bytes]:
         raise NotImplementedError("The '__aiter__' method must be implemented.")  # pragma: no cover
@@ -123,9 +127,6 @@ class IteratorByteStream(SyncByteStream):
             for chunk in source:
                 yield _as_bytes(chunk)
 
-    def close(self) -> None:
-        pass
-
 
 class AsyncIteratorByteStream(AsyncByteStream):
     """A request body from an async iterable of bytes (or an object with async `read`)."""
@@ -146,22 +147,9 @@ class AsyncIteratorByteStream(AsyncByteStream):
             async for chunk in source:
                 yield _as_bytes(chunk)
 
-    async def aclose(self) -> None:
-        pass
-
 
 def _length_header(body: bytes) -> tuple[bytes, bytes]:
     return (b"Content-Length", str(len(body)).encode("ascii"))
-
-
-def _primitive_to_str(value: typing.Any) -> str:
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if value is None:
-        return ""
-    return str(value)
 
 
 def encode_json(value: typing.Any) -> bytes:

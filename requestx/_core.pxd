@@ -147,3 +147,7 @@ cdef class Engine:
     cdef bint closed
     cdef object __weakref__
     cdef rx_engine *_live(self) except NULL
+    cdef PendingTransfer _start(self, bytes method, bytes url, list headers, bytes body,
+                                tuple timeouts, int http_version, TLSConfig tls,
+                                CompletionQueue queue, bint streaming, bint stream_response,
+                                long long upload_length)

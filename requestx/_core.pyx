@@ -308,22 +308,8 @@ cdef class Engine:
 
         Returns a PendingTransfer at once; once `queue.drain()` has returned it,
         `pending.result()` gives what perform() would have returned (or raises EngineError)."""
-        if queue.closed:
-            raise EngineError(RX_E_ENGINE_CLOSED, "the event loop's completion queue is closed")
-        cdef rx_engine *e = self._live()
-        cdef PendingTransfer pending = PendingTransfer.__new__(PendingTransfer)
-        pending.transfer = rx_transfer_new()
-        if pending.transfer == NULL:
-            raise MemoryError()
-        pending.engine = self
-        pending.body = body  # borrowed by C until the transfer completes
-        _fill_request(pending.transfer, method, url, headers, body, timeouts, http_version,
-                      tls)
-        rx_transfer_set_completion_queue(pending.transfer, queue.queue)
-        if rx_engine_submit(e, pending.transfer) != 0:
-            raise EngineError(RX_E_ENGINE_CLOSED, "the client has been closed")
-        queue.pending[<size_t>pending.transfer] = pending
-        return pending
+        return self._start(method, url, headers, body, timeouts, http_version, tls, queue,
+                           False, False, -2)
 
     def open_stream(self, bytes method not None, bytes url not None, list headers not None,
                     bytes body, tuple timeouts not None, int http_version, TLSConfig tls,
@@ -337,6 +323,14 @@ cdef class Engine:
 
         queue None: a blocking caller (waits in this thread); otherwise an event loop's
         queue, which is notified whenever an armed wait can go on."""
+        return self._start(method, url, headers, body, timeouts, http_version, tls, queue,
+                           True, stream_response, upload_length)
+
+    cdef PendingTransfer _start(self, bytes method, bytes url, list headers, bytes body,
+                                tuple timeouts, int http_version, TLSConfig tls,
+                                CompletionQueue queue, bint streaming, bint stream_response,
+                                long long upload_length):
+        """submit() and open_stream(): a PendingTransfer on its way."""
         if queue is not None and queue.closed:
             raise EngineError(RX_E_ENGINE_CLOSED, "the event loop's completion queue is closed")
         cdef rx_engine *e = self._live()
@@ -346,7 +340,7 @@ cdef class Engine:
             raise MemoryError()
         pending.engine = self
         pending.body = body  # borrowed by C until the transfer completes
-        pending.streaming = True
+        pending.streaming = streaming
         pending.blocking = queue is None
         _fill_request(pending.transfer, method, url, headers, body, timeouts, http_version,
                       tls)
@@ -518,10 +512,6 @@ cdef class PendingTransfer:
             raise EngineError(t.error, t.error_text.decode("utf-8", "replace"))
         self.eof = True
         return b""
-
-    @property
-    def done(self):
-        return self.transfer == NULL or rx_transfer_is_done(self.transfer)
 
     @property
     def elapsed(self):

@@ -746,15 +746,15 @@ class Response:
         response.is_stream_consumed = False
         return response
 
-    def _decode_engine_body(self, request: Request) -> None:
+    def _decode_engine_body(self) -> None:
         """Undo Content-Encoding on an engine body (engine bodies arrive as sent). Invalid
         or truncated compressed data raises DecodingError here, while sending, as in httpx."""
         raw = self._body
-        encodings = self.headers.get_list("content-encoding", split_commas=True)
+        encodings = self.headers.get_list("content-encoding")  # decode_all splits them
         try:
             self._body = decode_all(bytes(memoryview(raw)), encodings)
         except DecodingError as exc:
-            exc._request = request
+            exc._request = self._request
             raise
         self._num_bytes_downloaded = len(raw)
 
@@ -1043,7 +1043,7 @@ class Response:
         return self._stream
 
     def _content_decoder(self) -> ContentDecoder:
-        return decoder_for(self.headers.get_list("content-encoding", split_commas=True))
+        return decoder_for(self.headers.get_list("content-encoding"))  # it splits them
 
     def _text_decoder(self) -> TextDecoder:
         return TextDecoder(self.encoding or "utf-8")

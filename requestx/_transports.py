@@ -137,15 +137,6 @@ class _EngineSettings:
         self.limits = limits
         self.retries = retries
 
-    def client_options(self) -> dict[str, typing.Any]:
-        return {
-            "verify": self.verify,
-            "trust_env": self.trust_env,
-            "http1": self.http1,
-            "http2": self.http2,
-            "limits": self.limits,
-        }
-
 
 class HTTPTransport(_EngineSettings, BaseTransport):
     """The engine, configured the way httpx's `HTTPTransport` is (see the module docstring).
