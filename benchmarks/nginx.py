@@ -107,7 +107,7 @@ events {{
     worker_connections 1024;
 }}
 http {{
-    access_log off;
+    {access_log}
     server_tokens off;
     # keep-alive for the whole run: the benchmark measures requests, not handshakes
     # (for HTTP/2 too: since nginx 1.19.7 these two also bound HTTP/2 connections)
@@ -160,9 +160,10 @@ def free_port() -> int:
 class Nginx:
     """nginx as a child process; `stop()` (or leaving the `with`, or exit) ends it."""
 
-    def __init__(self, nginx: str = NGINX, *, http2: bool = False) -> None:
+    def __init__(self, nginx: str = NGINX, *, http2: bool = False, log: bool = False) -> None:
         self.nginx = nginx
         self.http2 = http2  # also serve HTTP/2: over TLS (tls_url) and cleartext (h2c_url)
+        self.log = log  # write each request's URI to a log: see requested_uris()
         self.port = 0
         self.tls_port = 0  # with http2 only
         self.h2c_port = 0  # with http2 only
@@ -207,6 +208,13 @@ class Nginx:
         server and protocol), less this object's /status reads (this one included)."""
         _, requests = self._read_status()
         return requests - self._status_reads
+
+    def requested_uris(self) -> list[str]:
+        """With log=True: the request URI of every request answered so far, in order (nginx
+        writes each as it finishes, unbuffered)."""
+        assert self.log and self.run_dir is not None, "needs Nginx(log=True), started"
+        log = self.run_dir / "access.log"
+        return log.read_text().splitlines() if log.exists() else []
 
     def _read_status(self) -> tuple[int, int]:
         """(accepts, requests) from stub_status; counts this read in _status_reads."""
@@ -319,6 +327,11 @@ class Nginx:
             port=self.port,
             locations=locations,
             http2=_HTTP2 if self.http2 else "",
+            access_log=(
+                f"log_format uri '$request_uri';\n    access_log {self.run_dir}/access.log uri;"
+                if self.log
+                else "access_log off;"
+            ),
             servers=servers,
         )
         (self.run_dir / "nginx.conf").write_text(config)

@@ -304,7 +304,6 @@ static int on_seek_whole(void *userdata, curl_off_t offset, int origin)
     rx_transfer *t = userdata;
     if (!rx_transfer_unprocessed(t) || offset != 0 || origin != SEEK_SET)
         return CURL_SEEKFUNC_CANTSEEK;
-    t->refused_retry = 0;
     t->body_sent = 0;
     t->upload_finished = 0;
     return CURL_SEEKFUNC_OK;
@@ -351,7 +350,9 @@ static int read_curl_text(CURL *h, curl_infotype type, char *text, size_t n, voi
         return 0;
     if (text_starts(text, n, "Using Stream ID: ")) {
         t->h2_stream_id = number_after(text, n, "Using Stream ID: ");
-        t->goaway_last_stream = -1; /* a GOAWAY read before belongs to an earlier attempt */
+        /* what was read before belongs to an earlier attempt */
+        t->goaway_last_stream = -1;
+        t->refused_retry = 0;
     } else if (text_starts(text, n, "REFUSED_STREAM")) {
         t->refused_retry = 1;
     } else if (find_text(text, n, "GOAWAY") != NULL) {
@@ -530,6 +531,13 @@ static int on_prereq(void *userdata, char *conn_primary_ip, char *conn_local_ip,
     rx_transfer *t = userdata;
     t->phase = RX_PHASE_EXCHANGING;
     t->last_activity_ms = rx_loop_now_ms;
+    if (t->requests_started > 0 && guarded_against_resends(t) && !rx_transfer_unprocessed(t)) {
+        /* libcurl is about to send it again on its own ("Connection died, retrying"), which
+         * for a body it has not begun to send needs no rewind, so on_seek_whole is not asked.
+         * The server may have acted on it: stop here (see resends_answered_requests). */
+        t->resend_refused = 1;
+        return CURL_PREREQFUNC_ABORT;
+    }
     t->requests_started++;
     t->conn_port = conn_local_port;
     if (t->origin != NULL && (t->has_body || t->upload_stream))
@@ -747,10 +755,12 @@ void rx_transfer_collect(rx_transfer *t, CURLcode result)
                  "the response body ended after %lld of its %lld bytes (Content-Length)",
                  (long long)t->body_received, (long long)t->content_length);
     }
-    if (t->error != 0 && t->needs_new_connection && t->requests_started > 0 &&
-        !rx_method_is_idempotent(t->method) && !rx_transfer_unprocessed(t)) {
-        /* libcurl wanted to send it again on a new connection; the gate did not let it (see
-         * rx_gate_should_restart) */
+    if (t->error != 0 &&
+        (t->resend_refused || (t->needs_new_connection && t->requests_started > 0 &&
+                               !rx_method_is_idempotent(t->method) &&
+                               !rx_transfer_unprocessed(t)))) {
+        /* libcurl wanted to send it again; on_prereq or the gate (rx_gate_should_restart)
+         * did not let it */
         t->error = RX_E_STREAM_ENDED_EARLY;
         snprintf(t->error_text, sizeof t->error_text,
                  "the HTTP/2 connection or stream ended after the %s request was sent and "

@@ -112,6 +112,7 @@ struct rx_transfer {
     int needs_new_connection;/* h2c: libcurl wanted a new connection for it (see h2gate.h) */
     int gate_restarts;       /* times it was restarted for that reason */
     int requests_started;    /* prerequest callbacks: times the request began to go out */
+    int resend_refused;      /* on_prereq stopped libcurl from sending it a second time */
     /* What libcurl 7.88 tells only in its informational text (read_curl_text in transfer.c),
      * for requests that are not idempotent over HTTP/2: */
     long h2_stream_id;       /* the stream the request last took, 0 if none */
