@@ -46,6 +46,7 @@ def h2_script() -> typing.Iterator[ScriptedH2Server]:
         yield running
 
 
+@pytest.mark.timeout(240)  # the binary gets 180 s (_run); the suite's default 60 s is short
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
 def test_engine_is_clean_under_valgrind(
     server: HypercornServer, h2_script: ScriptedH2Server, tmp_path: Path
@@ -67,6 +68,7 @@ def test_engine_is_clean_under_valgrind(
     assert "all checks passed" in result.stdout
 
 
+@pytest.mark.timeout(240)
 def test_engine_is_clean_under_asan(
     server: HypercornServer, h2_script: ScriptedH2Server, tmp_path: Path
 ) -> None:

@@ -265,4 +265,5 @@ async def test_a_failed_first_connection_does_not_serialise_the_rest() -> None:
                     group.start_soon(one)
             elapsed = time.monotonic() - started
     assert len(errors) == 8
-    assert elapsed < 2.5, f"{elapsed:.1f} s: the attempts were made one after another"
+    # in parallel: about 1 s; one after another: 4 s
+    assert elapsed < 3.5, f"{elapsed:.1f} s: the attempts were made one after another"

@@ -31,7 +31,7 @@ def _run(script: Path, module: str, base_url: str) -> typing.Any:
         f"runpy.run_path({str(script)!r}, run_name='__main__')\n"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=50, check=False
     )
     assert out.returncode == 0, f"{script.name} with {module}:\n{out.stderr}"
     return json.loads(out.stdout)

@@ -129,10 +129,10 @@ def test_leaving_a_stream_early_keeps_the_pool_healthy(server: HypercornServer) 
 def test_a_paused_stream_is_not_a_read_timeout(client: requestx.Client) -> None:
     # The server has sent everything long before the consumer asks; the transfer sits paused
     # past the read timeout, which must not fire: the wait is the consumer's, not the server's.
-    with client.stream("GET", f"/bytes/{BIG}", timeout=requestx.Timeout(5, read=0.2)) as response:
+    with client.stream("GET", f"/bytes/{BIG}", timeout=requestx.Timeout(5, read=1)) as response:
         chunks = response.iter_bytes()
         total = len(next(chunks))
-        time.sleep(0.5)
+        time.sleep(1.5)
         total += sum(len(chunk) for chunk in chunks)
     assert total == BIG
 
@@ -259,7 +259,8 @@ async def test_async_iterators_raw_text_lines(
 @pytest.mark.anyio
 async def test_async_drip_arrives_piece_by_piece(server: HypercornServer) -> None:
     async with requestx.AsyncClient(base_url=server.url) as client:
-        request = client.build_request("GET", "/drip?chunks=4&size=5&delay=0.05")
+        # 150 ms apart: far more than a busy loop's hiccup, so the pieces stay apart
+        request = client.build_request("GET", "/drip?chunks=4&size=5&delay=0.15")
         response = await client.send(request, stream=True)
         try:
             pieces = [chunk async for chunk in response.aiter_raw()]

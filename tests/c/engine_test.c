@@ -270,7 +270,10 @@ static void fed_upload(rx_engine *e, int64_t declared)
         if (rc < 0)
             break;
         if (rc == 0) {
-            CHECK(rx_upload_wait(t, 5000) == 0, "upload room never came");
+            if (rx_upload_wait(t, 5000) != 0) {
+                CHECK(0, "upload room never came");
+                break;
+            }
             continue;
         }
         fed += piece;
