@@ -5,7 +5,11 @@ Environment switches (all optional):
     REQUESTX_DEBUG=1     -O0 -g3, Cython boundscheck/initializedcheck on, engine asserts on
     REQUESTX_ASAN=1      build with AddressSanitizer + UndefinedBehaviorSanitizer
     REQUESTX_ANNOTATE=1  write Cython's HTML annotation next to _core.pyx
-    REQUESTX_CURL_CONFIG path to a curl-config of another libcurl (default: the system one)
+    REQUESTX_LIBCURL_PREFIX  a prefix scripts/build_libcurl.sh built (default: run the script,
+                         which builds the pinned libcurl once and then answers from its cache)
+    REQUESTX_SYSTEM_LIBCURL=1  link the system libcurl instead of the bundled one; refused below
+                         LIBCURL_FLOOR
+    REQUESTX_CURL_CONFIG path to the curl-config of the libcurl to link (implies the above)
 """
 
 from __future__ import annotations
@@ -23,31 +27,86 @@ def _flag(name: str) -> bool:
     return os.environ.get(name, "") not in ("", "0", "false", "no")
 
 
-def _curl_flags() -> tuple[list[str], list[str]]:
-    """Compiler and linker flags for libcurl, from curl-config or pkg-config."""
-    for tool, cflags_args, libs_args in (
-        (os.environ.get("REQUESTX_CURL_CONFIG", "curl-config"), ["--cflags"], ["--libs"]),
-        ("pkg-config", ["--cflags", "libcurl"], ["--libs", "libcurl"]),
+# The oldest system libcurl requestx accepts with REQUESTX_SYSTEM_LIBCURL=1: every libcurl bug
+# the engine no longer works around is fixed there (docs/architecture.md, "Which libcurl").
+LIBCURL_FLOOR = (8, 11, 0)
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _bundled_curl() -> tuple[list[str], list[str]]:
+    """Flags for the pinned static libcurl that scripts/build_libcurl.sh builds (and caches)."""
+    prefix = os.environ.get("REQUESTX_LIBCURL_PREFIX")
+    if not prefix:
+        script = os.path.join(HERE, "scripts", "build_libcurl.sh")
+        if not os.path.exists(script):
+            sys.exit(
+                "requestx: scripts/build_libcurl.sh is missing; set REQUESTX_LIBCURL_PREFIX to a "
+                "prefix it built, or REQUESTX_SYSTEM_LIBCURL=1 to link the system libcurl"
+            )
+        # Quick when the cache holds this build; otherwise it builds curl and nghttp2 (~40 s).
+        result = subprocess.run(["bash", script], stdout=subprocess.PIPE, text=True)
+        if result.returncode != 0:
+            sys.exit("requestx: building the bundled libcurl failed (see the lines above)")
+        prefix = result.stdout.strip().splitlines()[-1]
+    link_file = os.path.join(prefix, "link-args.txt")
+    if not os.path.exists(link_file):
+        sys.exit(f"requestx: {prefix} holds no finished libcurl build (no link-args.txt)")
+    with open(link_file) as f:
+        archives = [line.strip() for line in f if line.strip()]
+    # --exclude-libs hides every symbol of the static archives: another extension in the same
+    # process (pycurl, curl_cffi, Python's own _ssl) keeps its own libcurl and OpenSSL.
+    return [f"-I{prefix}/include"], ["-Wl,--exclude-libs,ALL", *archives]
+
+
+def _system_curl() -> tuple[list[str], list[str]]:
+    """Flags for a system libcurl, from curl-config or pkg-config, refused below the floor."""
+    for tool, cflags_args, libs_args, version_args in (
+        (
+            os.environ.get("REQUESTX_CURL_CONFIG", "curl-config"),
+            ["--cflags"],
+            ["--libs"],
+            ["--version"],
+        ),
+        ("pkg-config", ["--cflags", "libcurl"], ["--libs", "libcurl"], ["--modversion", "libcurl"]),
     ):
         if shutil.which(tool) is None:
             continue
         try:
             cflags = subprocess.check_output([tool, *cflags_args], text=True)
             libs = subprocess.check_output([tool, *libs_args], text=True)
+            version = subprocess.check_output([tool, *version_args], text=True).split()[-1]
         except (OSError, subprocess.CalledProcessError):
             continue
+        found = tuple(int(part) for part in version.split("-")[0].split(".")[:3])
+        if found < LIBCURL_FLOOR:
+            floor = ".".join(map(str, LIBCURL_FLOOR))
+            sys.exit(
+                f"requestx: the system libcurl is {version}, older than {floor}, the oldest "
+                "requestx supports (older ones have HTTP/2 bugs the engine no longer works "
+                "around). Build the bundled libcurl instead: unset REQUESTX_SYSTEM_LIBCURL."
+            )
         return shlex.split(cflags), shlex.split(libs)
     sys.exit(
-        "requestx: libcurl development files not found (no curl-config, no pkg-config libcurl).\n"
-        "On Debian/Ubuntu run:  apt-get install -y libcurl4-openssl-dev"
+        "requestx: REQUESTX_SYSTEM_LIBCURL=1 but no libcurl development files were found "
+        "(no curl-config, no pkg-config libcurl). On Debian: apt-get install -y "
+        "libcurl4-openssl-dev"
     )
 
 
 DEBUG = _flag("REQUESTX_DEBUG")
 ASAN = _flag("REQUESTX_ASAN")
 
-curl_cflags, curl_libs = _curl_flags()
-compile_args = ["-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter", "-D_GNU_SOURCE"]
+SYSTEM_LIBCURL = _flag("REQUESTX_SYSTEM_LIBCURL") or "REQUESTX_CURL_CONFIG" in os.environ
+curl_cflags, curl_libs = _system_curl() if SYSTEM_LIBCURL else _bundled_curl()
+# Hidden by default: the module exports PyInit__core and nothing else.
+compile_args = [
+    "-std=c11",
+    "-fvisibility=hidden",
+    "-Wall",
+    "-Wextra",
+    "-Wno-unused-parameter",
+    "-D_GNU_SOURCE",
+]
 link_args: list[str] = []
 if DEBUG or ASAN:
     compile_args += ["-O0", "-g3", "-fno-omit-frame-pointer"]
@@ -75,7 +134,7 @@ ext = Extension(
         "csrc/completion.c",
         "csrc/transfer.c",
         "csrc/engine.c",
-        "csrc/h2gate.c",
+        "csrc/origin.c",
         "csrc/tls.c",
     ],
     include_dirs=["csrc"],
@@ -84,7 +143,7 @@ ext = Extension(
         "csrc/clock.h",
         "csrc/completion.h",
         "csrc/transfer.h",
-        "csrc/h2gate.h",
+        "csrc/origin.h",
         "csrc/tls.h",
         "csrc/engine.h",
         "requestx/_core.pxd",

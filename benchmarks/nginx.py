@@ -131,7 +131,7 @@ http {{
 
 # Only with Nginx(http2=True). `listen ... http2` is nginx 1.22's (Debian 12) way to say it.
 _HTTP2 = """\
-    http2_max_concurrent_streams 256;
+    http2_max_concurrent_streams {max_streams};
     ssl_protocols TLSv1.2 TLSv1.3;
 """
 
@@ -160,8 +160,11 @@ def free_port() -> int:
 class Nginx:
     """nginx as a child process; `stop()` (or leaving the `with`, or exit) ends it."""
 
-    def __init__(self, nginx: str = NGINX, *, http2: bool = False, log: bool = False) -> None:
+    def __init__(
+        self, nginx: str = NGINX, *, http2: bool = False, log: bool = False, max_streams: int = 256
+    ) -> None:
         self.nginx = nginx
+        self.max_streams = max_streams  # HTTP/2 streams a connection may carry at once
         self.http2 = http2  # also serve HTTP/2: over TLS (tls_url) and cleartext (h2c_url)
         self.log = log  # write each request's URI to a log: see requested_uris()
         self.port = 0
@@ -326,7 +329,7 @@ class Nginx:
             host=LOOPBACK,
             port=self.port,
             locations=locations,
-            http2=_HTTP2 if self.http2 else "",
+            http2=_HTTP2.format(max_streams=self.max_streams) if self.http2 else "",
             access_log=(
                 f"log_format uri '$request_uri';\n    access_log {self.run_dir}/access.log uri;"
                 if self.log

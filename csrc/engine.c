@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "h2gate.h"
+#include "origin.h"
 
 __thread int64_t rx_loop_now_ms;
 
@@ -40,7 +40,7 @@ struct rx_engine {
     /* Loop thread only. */
     CURLM *multi;
     CURLSH *share;
-    rx_gate *gate;           /* HTTP/2 per-origin bookkeeping (h2gate.h) */
+    rx_origins *origins;     /* HTTP/2 origins: one connection each (origin.h) */
     int64_t curl_timer_us;   /* absolute time curl wants a timeout call, -1 = none */
     rx_transfer *active;     /* doubly linked list of attached transfers */
     rx_transfer **heap;      /* min-heap on deadline_ms: transfers with a timeout armed */
@@ -49,7 +49,6 @@ struct rx_engine {
     int easy_pooled;
     long keepalive_expiry_s; /* applied to each transfer as CURLOPT_MAXAGE_CONN; < 0 = default */
     int forbid_reuse;        /* max_keepalive == 0: close each connection after its transfer */
-    int64_t sweep_until_ms;  /* see sweep_after_stream_failure() */
     int64_t stale_timer_backoff_us; /* see the CURL_SOCKET_TIMEOUT call in loop_main() */
     int64_t busy_until_us;   /* see wait_for_events() */
 
@@ -237,7 +236,7 @@ static int64_t current_deadline(const rx_transfer *t)
 static void end_transfer(rx_engine *e, rx_transfer *t)
 {
     heap_remove(e, t);
-    rx_gate_forget(e->gate, t);
+    rx_origin_forget(e->origins, t);
     if (t->active_prev)
         t->active_prev->active_next = t->active_next;
     else
@@ -246,10 +245,10 @@ static void end_transfer(rx_engine *e, rx_transfer *t)
         t->active_next->active_prev = t->active_prev;
     t->active_prev = t->active_next = NULL;
 
-    /* Recycle the easy handle at once: the next submit reuses it. Not after a failure:
-     * curl_easy_reset() keeps some per-transfer state of libcurl 7.88, such as a pending
-     * "rewind the body before sending", which made the next request on the handle fail with
-     * CURLE_SEND_FAIL_REWIND before it began. */
+    /* Recycle the easy handle at once: the next submit reuses it. Not after a failure: a
+     * failed transfer may leave state behind that curl_easy_reset() keeps (libcurl 7.88 kept
+     * a pending body rewind, which failed the handle's next request), and failures are rare
+     * enough that a fresh handle costs nothing that shows. */
     CURL *h = t->easy;
     curl_multi_remove_handle(e->multi, h);
     rx_transfer_detach(t);
@@ -283,10 +282,11 @@ static void attach_transfer(rx_engine *e, rx_transfer *t)
     }
 }
 
-/* HTTP/2-capable transfers pass through the gate (h2gate.h); it may park them for a while. */
-static int gate_admits(rx_engine *e, rx_transfer *t)
+/* HTTP/2-capable transfers are admitted by their origin (origin.h): it may keep them waiting
+ * for a stream. */
+static int origin_admits(rx_engine *e, rx_transfer *t)
 {
-    int rc = rx_gate_admit(e->gate, t);
+    int rc = rx_origin_admit(e->origins, t);
     if (rc < 0) {
         rx_transfer_finish(t, RX_E_NOMEM, "out of memory admitting a transfer");
         end_transfer(e, t);
@@ -294,13 +294,13 @@ static int gate_admits(rx_engine *e, rx_transfer *t)
     return rc > 0;
 }
 
-/* Transfers the gate let go since the last look (their origin's first connection is up). */
+/* Transfers whose wait for a stream is over. */
 static void admit_released(rx_engine *e)
 {
-    rx_transfer *t = rx_gate_take_released(e->gate);
+    rx_transfer *t = rx_origin_take_released(e->origins);
     while (t != NULL) {
-        rx_transfer *next = t->park_next; /* admitting may park it again, relinking it */
-        if (gate_admits(e, t))
+        rx_transfer *next = t->wait_next;
+        if (origin_admits(e, t))
             attach_transfer(e, t);
         t = next;
     }
@@ -323,13 +323,13 @@ static void start_transfer(rx_engine *e, rx_transfer *t)
         curl_easy_setopt(h, CURLOPT_MAXAGE_CONN, e->keepalive_expiry_s);
     if (e->forbid_reuse)
         curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
-    int gated = t->http_version != RX_HTTP_1_1;
-    if (gated) {
-        curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, rx_gate_open_socket);
+    int http2 = t->http_version != RX_HTTP_1_1;
+    if (http2) {
+        curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, rx_origin_open_socket);
         curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, t);
-        /* The close callback may run long after this transfer: it gets the gate. */
-        curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, rx_gate_close_socket);
-        curl_easy_setopt(h, CURLOPT_CLOSESOCKETDATA, e->gate);
+        /* The close callback may run long after this transfer: it gets the origins. */
+        curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, rx_origin_close_socket);
+        curl_easy_setopt(h, CURLOPT_CLOSESOCKETDATA, e->origins);
     }
     t->phase = RX_PHASE_WAITING;
     t->started_ms = t->last_activity_ms = rx_loop_now_ms;
@@ -352,7 +352,7 @@ static void start_transfer(rx_engine *e, rx_transfer *t)
             return;
         }
     }
-    if (!gated || gate_admits(e, t))
+    if (!http2 || origin_admits(e, t))
         attach_transfer(e, t);
 }
 
@@ -419,43 +419,6 @@ static int on_timer(CURLM *multi, long timeout_ms, void *userp)
  * The loop.
  */
 
-/* After an HTTP/2 stream fails (the server reset it, say), libcurl 7.88 can stop processing a
- * later stream on the same connection whose data it has already read: no socket event comes,
- * and the transfer sat idle until some timer of curl's fired (measured: a 20 kB response after
- * a reset took exactly the connect timeout). For a while after such a failure the loop wakes
- * every SWEEP_EVERY_MS when idle and lets curl run every transfer's state machine once
- * (curl_multi_perform), which delivers the stalled data. */
-enum { SWEEP_EVERY_MS = 20, SWEEP_FOR_MS = 10000 };
-
-static void sweep_after_stream_failure(rx_engine *e)
-{
-    e->sweep_until_ms = rx_loop_now_ms + SWEEP_FOR_MS;
-}
-
-static void sweep(rx_engine *e)
-{
-    int still_running = 0;
-    curl_multi_perform(e->multi, &still_running);
-}
-
-/* An HTTP/2 connection that went away (a GOAWAY, most often: servers send one when they
- * restart or after a number of requests) takes its unanswered streams with it, and libcurl
- * 7.88 reports them as failed instead of retrying those the server never processed. The
- * engine retries, once, on a new connection, a request with an in-memory body of which not
- * one response byte arrived, if it is safe to repeat: idempotent (RFC 9110 section 9.2.2),
- * or known to be unprocessed (its stream id beyond the GOAWAY's last one: libcurl says both
- * only in its informational text, see read_curl_text in transfer.c). */
-static int unanswered_on_a_lost_connection(const rx_transfer *t, CURLcode result)
-{
-    if (result != CURLE_HTTP2 && result != CURLE_PARTIAL_FILE && result != CURLE_GOT_NOTHING &&
-        result != CURLE_RECV_ERROR && result != CURLE_SEND_ERROR)
-        return 0;
-    if (t->headers.len != 0 || t->block_status != 0 || t->upload_stream || t->own_error ||
-        t->gate_restarts > 0)
-        return 0;
-    return rx_method_is_idempotent(t->method) || rx_transfer_unprocessed(t);
-}
-
 static void reap_completions(rx_engine *e)
 {
     CURLMsg *msg;
@@ -465,22 +428,15 @@ static void reap_completions(rx_engine *e)
             continue;
         rx_transfer *t = NULL;
         curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&t);
-        if (t->origin != NULL && unanswered_on_a_lost_connection(t, msg->data.result)) {
-            /* See unanswered_on_a_lost_connection(): send it again on a new connection. */
-            t->needs_new_connection = 1;
-        }
-        if (t->origin != NULL && rx_gate_should_restart(t)) {
-            /* Refused a socket by the gate before anything was sent: start it again. */
+        if (t->origin != NULL && rx_origin_should_wait(e->origins, t)) {
+            /* Refused a second connection to an HTTP/2 origin before anything was sent: it
+             * waits for a stream on the first (origin.h) and is attached again then. */
             curl_multi_remove_handle(e->multi, t->easy);
             rx_transfer_begin_attempt(t);
-            if (gate_admits(e, t))
-                attach_transfer(e, t);
+            t->phase = RX_PHASE_WAITING;
             continue;
         }
         rx_transfer_collect(t, msg->data.result);
-        if (t->origin != NULL &&
-            (msg->data.result == CURLE_HTTP2_STREAM || msg->data.result == CURLE_HTTP2))
-            sweep_after_stream_failure(e);
         end_transfer(e, t);
     }
 }
@@ -549,11 +505,6 @@ static int next_wait_ms(rx_engine *e)
         if (wake_us < 0 || heap_us < wake_us)
             wake_us = heap_us;
     }
-    if (e->sweep_until_ms > rx_loop_now_ms && e->running > 0) {
-        int64_t sweep_us = (rx_loop_now_ms + SWEEP_EVERY_MS) * 1000;
-        if (wake_us < 0 || sweep_us < wake_us)
-            wake_us = sweep_us;
-    }
     if (wake_us < 0)
         return -1;
     int64_t wait_us = wake_us - rx_clock_us();
@@ -610,12 +561,8 @@ static int wait_for_events(rx_engine *e, struct epoll_event *events)
         } while (rx_clock_us() < until);
         timeout = next_wait_ms(e);
     }
-    if (timeout != 0) {
+    if (timeout != 0)
         e->sleeps++;
-        /* A request held for its body's next part must not wait for the server: nothing
-         * more comes through this pass, so let it go (bug 3 in h2gate.h). */
-        rx_gate_release_held(e->gate, 1);
-    }
     return epoll_wait(e->epoll_fd, events, MAX_EVENTS, timeout);
 }
 
@@ -628,8 +575,6 @@ static void *loop_main(void *arg)
         int n = wait_for_events(e, events);
         rx_loop_now_ms = rx_clock_ms();
         e->wakeups++;
-        if (n == 0 && e->sweep_until_ms > rx_loop_now_ms && e->running > 0)
-            sweep(e);
         for (int i = 0; i < n; i++) {
             int fd = events[i].data.fd;
             if (fd == e->wake_fd) {
@@ -658,8 +603,6 @@ static void *loop_main(void *arg)
                 e->curl_timer_us = rx_clock_us() + backoff;
             }
         }
-        /* Requests held back this pass go out now, with their bodies (bug 3 in h2gate.h). */
-        rx_gate_release_held(e->gate, 0);
         reap_completions(e);
         expire_deadlines(e);
         admit_released(e);
@@ -758,8 +701,8 @@ static void free_curl(rx_engine *e)
         curl_easy_cleanup(e->easy_pool[i]);
     if (e->share)
         curl_share_cleanup(e->share);
-    rx_gate_free(e->gate); /* after the multi: closing its connections reports to the gate */
-    e->gate = NULL;
+    rx_origins_free(e->origins); /* after the multi: closing connections reports to it */
+    e->origins = NULL;
 }
 
 static void close_fds(rx_engine *e)
@@ -817,10 +760,8 @@ rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len)
         curl_multi_setopt(e->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, limits->max_connections);
         curl_multi_setopt(e->multi, CURLMOPT_MAX_HOST_CONNECTIONS, limits->max_connections);
     }
-    if (limits->h2_prior_knowledge)
-        curl_multi_setopt(e->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 1L); /* see h2gate.h */
-    e->gate = rx_gate_new();
-    if (e->gate == NULL) {
+    e->origins = rx_origins_new();
+    if (e->origins == NULL) {
         snprintf(err, err_len, "out of memory");
         goto fail;
     }

@@ -19,8 +19,6 @@ typedef struct rx_limits {
     long max_connections;      /* 0 = unlimited */
     long max_keepalive;        /* idle connections kept (see engine.c); 0 = no reuse; < 0 = default */
     long keepalive_expiry_s;   /* idle connections older than this are closed; < 0 = default */
-    int h2_prior_knowledge;    /* the client speaks h2c with prior knowledge: one connection
-                                * per host (see h2gate.h) */
 } rx_limits;
 
 /* Start an engine and its loop thread. On failure returns NULL and writes a reason to err. */

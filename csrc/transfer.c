@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "clock.h"
-#include "h2gate.h"
+#include "origin.h"
 
 static long live_transfers; /* atomic */
 
@@ -25,6 +25,7 @@ rx_transfer *rx_transfer_new(void)
     }
     t->refs = 1;
     t->heap_index = -1;
+    t->request_fd = CURL_SOCKET_BAD;
     t->connect_timeout_ms = t->read_timeout_ms = t->write_timeout_ms = t->pool_timeout_ms = -1;
     t->submit_cmd.transfer = t->cancel_cmd.transfer = t->resume_cmd.transfer = t;
     pthread_mutex_init(&t->stream_lock, NULL);
@@ -240,7 +241,6 @@ static size_t on_read(char *buffer, size_t size, size_t nitems, void *userdata)
 {
     rx_transfer *t = userdata;
     size_t room = size * nitems;
-    t->upload_reads++;
     pthread_mutex_lock(&t->stream_lock);
     size_t avail = t->upload_buf.len - t->upload_off;
     if (avail == 0) {
@@ -279,118 +279,27 @@ int rx_method_is_idempotent(const char *method)
     return 0;
 }
 
-/* A whole (not fed) request body, handed to curl by callback rather than as POSTFIELDS (see
- * resends_answered_requests), so that libcurl can rewind it only when on_seek_whole agrees. */
-static size_t on_read_whole(char *buffer, size_t size, size_t nitems, void *userdata)
-{
-    rx_transfer *t = userdata;
-    size_t room = size * nitems, left = t->body_len - t->body_sent;
-    size_t n = left < room ? left : room;
-    if (n > 0)
-        memcpy(buffer, t->body + t->body_sent, n);
-    t->body_sent += n;
-    t->upload_reads++;
-    if (n > 0 || !t->upload_finished)
-        t->last_activity_ms = rx_loop_now_ms; /* once finished, the read timeout runs from here */
-    if (t->body_sent == t->body_len)
-        t->upload_finished = 1; /* curl knows the length and asks no more */
-    return n;
-}
-
-/* libcurl may rewind a whole body only to send the request again on a stream the server
- * refused (RST_STREAM REFUSED_STREAM, or beyond a GOAWAY's last stream id): never processed. */
-static int on_seek_whole(void *userdata, curl_off_t offset, int origin)
-{
-    rx_transfer *t = userdata;
-    if (!rx_transfer_unprocessed(t) || offset != 0 || origin != SEEK_SET)
-        return CURL_SEEKFUNC_CANTSEEK;
-    t->body_sent = 0;
-    t->upload_finished = 0;
-    return CURL_SEEKFUNC_OK;
-}
-
-static int text_starts(const char *text, size_t n, const char *prefix)
-{
-    size_t len = strlen(prefix);
-    return n >= len && memcmp(text, prefix, len) == 0;
-}
-
-/* Where `key` starts in `text` (not NUL-terminated), or NULL. */
-static const char *find_text(const char *text, size_t n, const char *key)
-{
-    size_t len = strlen(key);
-    for (size_t i = 0; i + len <= n; i++)
-        if (memcmp(text + i, key, len) == 0)
-            return text + i;
-    return NULL;
-}
-
-/* The decimal number right after `key` in `text`, or -1. */
-static long number_after(const char *text, size_t n, const char *key)
-{
-    const char *at = find_text(text, n, key);
-    if (at == NULL)
-        return -1;
-    long v = -1;
-    for (const char *p = at + strlen(key); p < text + n && *p >= '0' && *p <= '9'; p++)
-        v = (v < 0 ? 0 : v * 10) + (*p - '0');
-    return v;
-}
-
-/* libcurl 7.88's informational lines that tell a request the server never processed from one
- * it may have (the texts are 7.88's, including its spelling; this runs only on libcurl < 8.2):
- *   "Using Stream ID: 3 (easy handle ...)"            the stream the request took
- *   "recveived GOAWAY, error=0, last_stream=1"        to the transfer that read the GOAWAY
- *   "REFUSED_STREAM, retrying a fresh connect"        libcurl is about to send it again */
-static int read_curl_text(CURL *h, curl_infotype type, char *text, size_t n, void *userdata)
+/* libcurl sends a request again on its own in two cases (libcurl 8.22, transfer.c,
+ * Curl_retry_request): its stream was refused (RST_STREAM REFUSED_STREAM, or beyond a GOAWAY's
+ * last stream id), which means the server never processed it; or it went out on a reused
+ * connection that closed before any response byte came, which does not: the server may have
+ * acted on it. Only the first case is safe for a request that is not idempotent (on_prereq),
+ * and libcurl tells which it is only in its informational text: "HTTP/2 stream N refused by
+ * server" (http2.c: RST_STREAM REFUSED_STREAM, which nghttp2 also reports for the streams a
+ * GOAWAY leaves out), and "REFUSED_STREAM, retrying a fresh connect" when the connection was
+ * new. So such requests over HTTP/2 read that text (measured at about 1.5 us a
+ * request on libcurl 7.88; GETs and HTTP/1.1 requests never pay it). */
+static int note_refused_stream(CURL *h, curl_infotype type, char *text, size_t n, void *userdata)
 {
     (void)h;
+    static const char refused[] = "REFUSED_STREAM", by_server[] = "refused by server";
     rx_transfer *t = userdata;
     if (type != CURLINFO_TEXT)
         return 0;
-    if (text_starts(text, n, "Using Stream ID: ")) {
-        t->h2_stream_id = number_after(text, n, "Using Stream ID: ");
-        /* what was read before belongs to an earlier attempt */
-        t->goaway_last_stream = -1;
-        t->refused_retry = 0;
-    } else if (text_starts(text, n, "REFUSED_STREAM")) {
+    if ((n >= sizeof refused - 1 && memcmp(text, refused, sizeof refused - 1) == 0) ||
+        memmem(text, n, by_server, sizeof by_server - 1) != NULL)
         t->refused_retry = 1;
-    } else if (find_text(text, n, "GOAWAY") != NULL) {
-        /* Only the transfer that read it is told: the gate tells the connection's others. */
-        t->goaway_last_stream = number_after(text, n, "last_stream=");
-        rx_gate_note_goaway(t, t->conn_port, t->goaway_last_stream);
-    }
     return 0;
-}
-
-int rx_transfer_unprocessed(const rx_transfer *t)
-{
-    return t->refused_retry || (t->h2_stream_id > 0 && t->goaway_last_stream >= 0 &&
-                                t->h2_stream_id > t->goaway_last_stream);
-}
-
-/* libcurl before 8.2 (HTTP/2 rewritten in 8.0-8.1.1) loses a response that an HTTP/2 server
- * sends before it has the whole request body and then ends the stream with RST_STREAM
- * NO_ERROR (bug 3 in h2gate.h). Having received nothing, it takes the connection for dead
- * and sends the request again if it can rewind the body, which it always can for
- * POSTFIELDS: measured, 500 POSTs of 200 kB to nginx over h2c reached it 538 times. */
-static int resends_answered_requests(void)
-{
-    static int cached = -1;
-    int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
-    if (v < 0) {
-        v = curl_version_info(CURLVERSION_NOW)->version_num < 0x080200;
-        __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
-    }
-    return v;
-}
-
-/* A request libcurl must not send twice on its own: not idempotent, over HTTP/2, on a libcurl
- * that would. Its whole body goes through on_read_whole and libcurl's text is read for it. */
-static int guarded_against_resends(const rx_transfer *t)
-{
-    return t->http_version != RX_HTTP_1_1 && !rx_method_is_idempotent(t->method) &&
-           resends_answered_requests();
 }
 
 void rx_transfer_begin_attempt(rx_transfer *t)
@@ -463,6 +372,12 @@ static void headers_complete(rx_transfer *t)
     long status = 0, version = 0;
     curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_getinfo(t->easy, CURLINFO_HTTP_VERSION, &version);
+    if (t->origin != NULL && version == CURL_HTTP_VERSION_2_0) {
+        /* Its connection speaks HTTP/2: others to the origin wait for a stream on it. */
+        curl_socket_t fd = CURL_SOCKET_BAD;
+        curl_easy_getinfo(t->easy, CURLINFO_ACTIVESOCKET, &fd);
+        rx_origin_note_http2(t, fd);
+    }
     if (!t->stream) {
         t->headers_done = 1;
         return;
@@ -484,8 +399,6 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
     t->last_activity_ms = rx_loop_now_ms;
     if (t->headers_done)
         return n; /* trailers after a chunked body: not part of the response headers */
-    if (t->origin != NULL)
-        rx_gate_opener_ready(t); /* the first response came: the server's SETTINGS did too */
     /* A status line starts a new response (after a 1xx): keep only the final block. */
     if (n >= 5 && memcmp(data, "HTTP/", 5) == 0) {
         rx_buffer_clear(&t->headers);
@@ -531,17 +444,19 @@ static int on_prereq(void *userdata, char *conn_primary_ip, char *conn_local_ip,
     rx_transfer *t = userdata;
     t->phase = RX_PHASE_EXCHANGING;
     t->last_activity_ms = rx_loop_now_ms;
-    if (t->requests_started > 0 && guarded_against_resends(t) && !rx_transfer_unprocessed(t)) {
-        /* libcurl is about to send it again on its own ("Connection died, retrying"), which
-         * for a body it has not begun to send needs no rewind, so on_seek_whole is not asked.
-         * The server may have acted on it: stop here (see resends_answered_requests). */
+    if (t->requests_started > 0 && !t->refused_retry && !rx_method_is_idempotent(t->method)) {
+        /* libcurl is about to send it again on its own because the connection it reused died
+         * before any answer (see note_refused_stream). The server may have acted on it. */
         t->resend_refused = 1;
         return CURL_PREREQFUNC_ABORT;
     }
     t->requests_started++;
-    t->conn_port = conn_local_port;
-    if (t->origin != NULL && (t->has_body || t->upload_stream))
-        rx_gate_hold_request(t, conn_local_port); /* see bug 3 in h2gate.h */
+    t->refused_retry = 0;
+    if (t->origin != NULL) {
+        curl_socket_t fd = CURL_SOCKET_BAD;
+        curl_easy_getinfo(t->easy, CURLINFO_ACTIVESOCKET, &fd);
+        rx_origin_request_started(t, fd);
+    }
     return CURL_PREREQFUNC_OK;
 }
 
@@ -571,7 +486,6 @@ int rx_transfer_setup(rx_transfer *t, CURL *h, CURLSH *share)
 {
     t->easy = h;
     rx_transfer_begin_attempt(t);
-    int guarded = guarded_against_resends(t);
 
     /* Headers: an empty "Expect:" stops curl's 100-continue wait on uploads. */
     struct curl_slist *list = curl_slist_append(NULL, "Expect:");
@@ -659,17 +573,6 @@ int rx_transfer_setup(rx_transfer *t, CURL *h, CURLSH *share)
         SET(CURLOPT_READDATA, t);
         SET(CURLOPT_INFILESIZE_LARGE, (curl_off_t)t->upload_length);
         SET(CURLOPT_CUSTOMREQUEST, t->method);
-    } else if (t->has_body && guarded) {
-        /* Never sent twice: a request that is not idempotent goes out through on_read_whole,
-         * which libcurl may rewind only to resend a request the server never processed
-         * (on_seek_whole); where it would have resent any other, the transfer fails. */
-        SET(CURLOPT_UPLOAD, 1L);
-        SET(CURLOPT_READFUNCTION, on_read_whole);
-        SET(CURLOPT_READDATA, t);
-        SET(CURLOPT_SEEKFUNCTION, on_seek_whole);
-        SET(CURLOPT_SEEKDATA, t);
-        SET(CURLOPT_INFILESIZE_LARGE, (curl_off_t)t->body_len);
-        SET(CURLOPT_CUSTOMREQUEST, t->method);
     } else if (t->has_body) {
         SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)t->body_len);
         SET(CURLOPT_POSTFIELDS, t->body ? t->body : "");
@@ -679,13 +582,8 @@ int rx_transfer_setup(rx_transfer *t, CURL *h, CURLSH *share)
         SET(CURLOPT_CUSTOMREQUEST, t->method);
     }
 
-    t->h2_stream_id = 0;
-    t->goaway_last_stream = -1;
-    t->refused_retry = 0;
-    if (guarded) {
-        /* Whether the server processed such a request, libcurl 7.88 says only in text:
-         * read_curl_text(). Verbose text costs about 1.5 us a request (measured on GETs). */
-        SET(CURLOPT_DEBUGFUNCTION, read_curl_text);
+    if (t->http_version != RX_HTTP_1_1 && !rx_method_is_idempotent(t->method)) {
+        SET(CURLOPT_DEBUGFUNCTION, note_refused_stream);
         SET(CURLOPT_DEBUGDATA, t);
         SET(CURLOPT_VERBOSE, 1L);
     }
@@ -712,17 +610,23 @@ const char *rx_transfer_http_version(const rx_transfer *t)
     return http_version_name(t->http_version_used);
 }
 
-/* An HTTP/2 request whose body was still going out when its stream ended without a response
- * (see resends_answered_requests() and bug 3 in h2gate.h): libcurl's own words for it are
- * "stream N closed" (CURLE_HTTP2_STREAM with no message) or, where it wanted to send the
- * request again, "necessary data rewind wasn't possible". Neither says what happened. */
-static int stream_ended_while_uploading(const rx_transfer *t, CURLcode result)
+/* libcurl's code, made more specific where libcurl 8 lumps different failures together. */
+static int refine_curl_error(rx_transfer *t, CURLcode result)
 {
-    if (t->own_error || t->headers.len != 0 || t->origin == NULL ||
-        !(t->upload_stream || t->upload_reads > 0))
-        return 0;
-    return result == CURLE_SEND_FAIL_REWIND ||
-           (result == CURLE_HTTP2_STREAM && t->error_text[0] == '\0' && !t->upload_finished);
+    switch (result) {
+    case CURLE_UNSUPPORTED_PROTOCOL:
+        /* After the request went out, this is the response's status line naming a protocol
+         * that is not HTTP/1.x ("HTTP/1.2", "FOO/1.1"): a malformed reply. */
+        return t->requests_started > 0 ? CURLE_WEIRD_SERVER_REPLY : result;
+    case CURLE_RECV_ERROR:
+        /* libcurl 8 reports a malformed chunked body as a receive error, with a message of
+         * its own beginning "chunk" or naming "chunked-encoding". */
+        if (strstr(t->error_text, "chunk") != NULL)
+            return RX_E_BAD_FRAMING;
+        return result;
+    default:
+        return result;
+    }
 }
 
 void rx_transfer_collect(rx_transfer *t, CURLcode result)
@@ -755,24 +659,14 @@ void rx_transfer_collect(rx_transfer *t, CURLcode result)
                  "the response body ended after %lld of its %lld bytes (Content-Length)",
                  (long long)t->body_received, (long long)t->content_length);
     }
-    if (t->error != 0 &&
-        (t->resend_refused || (t->needs_new_connection && t->requests_started > 0 &&
-                               !rx_method_is_idempotent(t->method) &&
-                               !rx_transfer_unprocessed(t)))) {
-        /* libcurl wanted to send it again; on_prereq or the gate (rx_gate_should_restart)
-         * did not let it */
-        t->error = RX_E_STREAM_ENDED_EARLY;
+    if (t->error != 0 && t->resend_refused) {
+        t->error = RX_E_NOT_RESENT;
         snprintf(t->error_text, sizeof t->error_text,
-                 "the HTTP/2 connection or stream ended after the %s request was sent and "
-                 "before any response; it was not sent again, as it is not idempotent",
-                 t->method);
-    } else if (stream_ended_while_uploading(t, result)) {
-        t->error = RX_E_STREAM_ENDED_EARLY;
-        snprintf(t->error_text, sizeof t->error_text,
-                 "the HTTP/2 stream ended with no response after libcurl took %zu bytes of "
-                 "the request body: the server reset it, or answered early and libcurl %s "
-                 "dropped that answer (fixed in libcurl 8); the request was not sent again",
-                 t->body_sent, curl_version_info(CURLVERSION_NOW)->version);
+                 "the connection closed after the %s request was sent and before any response; "
+                 "it was not sent again, as it is not idempotent and the server may have "
+                 "processed it", t->method);
+    } else if (t->error != 0 && t->error < RX_E_CANCELLED) {
+        t->error = refine_curl_error(t, result);
     }
     if (t->error && t->error_text[0] == '\0' && t->error < RX_E_CANCELLED)
         snprintf(t->error_text, sizeof t->error_text, "%s", curl_easy_strerror(result));

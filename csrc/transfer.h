@@ -42,7 +42,7 @@ enum {
     RX_E_INVALID_URL = 1010,    /* control character or space in the URL */
     RX_E_INVALID_METHOD = 1011, /* method is not an HTTP token */
     RX_E_BAD_FRAMING = 1012,    /* conflicting Content-Length headers in the response */
-    RX_E_STREAM_ENDED_EARLY = 1013, /* HTTP/2 request sent (in part), stream gone, no answer */
+    RX_E_NOT_RESENT = 1013,     /* sent, connection lost before any answer, not idempotent */
 };
 
 /* Response header blocks larger than this are refused (a hostile server cannot make us buffer
@@ -102,24 +102,18 @@ struct rx_transfer {
     long block_status;       /* status code of the header block being received */
     int curl_paused;         /* a callback paused the transfer: we, not the server, are behind */
     int upload_finished;     /* the read callback reported the end of a fed request body */
-    unsigned upload_reads;   /* read callback calls, data or not (the gate's hold, h2gate.c) */
-    size_t body_sent;        /* request body bytes handed to curl by a read callback */
-    struct rx_origin *origin;/* HTTP/2-capable transfers: their origin in the engine's gate */
-    rx_transfer *park_next;  /* link while parked in (or released from) the gate */
-    rx_transfer *member_next, *member_prev; /* its origin's admitted transfers (the gate) */
-    int parked;              /* waiting in the gate for its origin's first connection */
-    int h2c_reuse_only;      /* h2c transfer told to reuse: a new socket for it is refused */
-    int needs_new_connection;/* h2c: libcurl wanted a new connection for it (see h2gate.h) */
-    int gate_restarts;       /* times it was restarted for that reason */
+    size_t body_sent;        /* fed request body bytes handed to curl */
     int requests_started;    /* prerequest callbacks: times the request began to go out */
+    int refused_retry;       /* libcurl sends it again because the server refused its stream */
     int resend_refused;      /* on_prereq stopped libcurl from sending it a second time */
-    /* What libcurl 7.88 tells only in its informational text (read_curl_text in transfer.c),
-     * for requests that are not idempotent over HTTP/2: */
-    long h2_stream_id;       /* the stream the request last took, 0 if none */
-    long goaway_last_stream; /* last stream id of a GOAWAY this transfer read, -1 if none */
-    int refused_retry;       /* libcurl is sending it again because the server refused it */
-    int conn_port;           /* local port of the connection the request last went out on */
-    int gate_bypass;         /* released because its opener failed: do not wait again */
+    /* HTTP/2-capable transfers, see origin.h: */
+    struct rx_origin *origin;/* its origin, once admitted */
+    rx_transfer *wait_next;  /* link while waiting for a stream, or released from waiting */
+    int wait_queue;          /* which of those lists it is in (origin.c), 0 if none */
+    int wait_released;       /* let go from waiting: admitted at once, not queued again */
+    int may_connect;         /* ... and may open a connection if need be */
+    int refused_socket;      /* open_socket refused it a new connection: it must wait */
+    curl_socket_t request_fd;/* the socket its request went out on (origin.c), or BAD */
 
     /* ---- response: written by the loop thread, read by the waiter once state == RX_DONE ---- */
     long status;
@@ -238,16 +232,12 @@ void rx_upload_end(rx_transfer *t, int *resume);
 /* Loop thread: whether the request body is still being sent (for choosing the timeout). */
 int rx_transfer_uploading(const rx_transfer *t);
 
-/* Before each attempt (setup, and a restart by the engine): no error, nothing received or sent
- * of the body yet. What libcurl's text told (stream ids, refusals) is kept across a restart. */
+/* Before each attempt (setup, and a restart after waiting for a stream): no error, nothing
+ * received or sent of the body yet. */
 void rx_transfer_begin_attempt(rx_transfer *t);
 
 /* GET, HEAD, OPTIONS, TRACE, PUT, DELETE: safe to send again (RFC 9110, 9.2.2). */
 int rx_method_is_idempotent(const char *method);
-
-/* The server is known not to have processed the request: it refused the stream, or a GOAWAY
- * it sent excluded it. Only tracked for requests that are not idempotent, over HTTP/2. */
-int rx_transfer_unprocessed(const rx_transfer *t);
 
 /* Number of transfers alive in this process (debug aid: tests assert it returns to zero). */
 long rx_transfer_live_count(void);

@@ -5,11 +5,14 @@
 200
 """
 
+from types import MappingProxyType as _MappingProxyType
+
 from ._api import delete, get, head, options, patch, post, put, request, stream
 from ._auth import Auth, BasicAuth, DigestAuth, NetRCAuth
 from ._client import USE_CLIENT_DEFAULT, AsyncClient, Client, __version__
 from ._config import Limits, Proxy, Timeout
 from ._content import AsyncByteStream, ByteStream, SyncByteStream
+from ._core import libcurl_info as _libcurl_info
 from ._exceptions import (
     CloseError,
     ConnectError,
@@ -50,6 +53,11 @@ from ._transports import (
     MockTransport,
 )
 from ._urls import URL, QueryParams
+
+#: The libcurl the engine is linked with (the bundled, pinned build unless requestx was built
+#: with REQUESTX_SYSTEM_LIBCURL=1): version, TLS library, and whether http2, brotli and zstd
+#: are compiled in. Read-only.
+__libcurl__ = _MappingProxyType(_libcurl_info())
 
 __title__ = "requestx"
 __description__ = "An async-first, httpx-compatible HTTP client on a libcurl C engine."

@@ -235,7 +235,6 @@ class _BaseClient:
             limits.max_connections,
             limits.max_keepalive_connections,
             limits.keepalive_expiry,
-            self._http_version == _HTTP_VERSION_2_PRIOR_KNOWLEDGE,
         )
         self._owns_engine = True
         self._closed = False

@@ -89,7 +89,6 @@ cdef extern from "engine.h" nogil:
         long max_connections
         long max_keepalive
         long keepalive_expiry_s
-        int h2_prior_knowledge
 
     ctypedef struct rx_engine_stats:
         long running

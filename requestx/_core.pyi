@@ -6,6 +6,8 @@ LIBCURL_VERSION: str
 LIBCURL_CAINFO: str | None
 LIBCURL_CAPATH: str | None
 
+def libcurl_info() -> dict[str, Any]: ...
+
 class EngineError(Exception):
     code: int
     message: str
@@ -48,7 +50,6 @@ class Engine:
         max_connections: int | None = None,
         max_keepalive: int | None = None,
         keepalive_expiry: float | None = None,
-        h2_prior_knowledge: bool = False,
     ) -> None: ...
     def close(self) -> None: ...
     def stats(self) -> dict[str, int]: ...

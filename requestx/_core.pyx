@@ -28,9 +28,23 @@ cdef extern from "curl/curl.h" nogil:
     const char *curl_version()
     long CURL_GLOBAL_ALL
     ctypedef struct curl_version_info_data:
+        const char *version
+        unsigned int version_num
+        int features
+        const char *ssl_version
+        const char *libz_version
+        const char * const *protocols
+        const char *brotli_version
+        const char *nghttp2_version
+        const char *zstd_version
         const char *cainfo
         const char *capath
     int CURLVERSION_NOW
+    int CURL_VERSION_HTTP2
+    int CURL_VERSION_BROTLI
+    int CURL_VERSION_ZSTD
+    int CURL_VERSION_LIBZ
+    int CURL_VERSION_ASYNCHDNS
     curl_version_info_data *curl_version_info(int age)
 
 # libcurl's global state is set up once, at import, before any engine thread exists.
@@ -43,6 +57,34 @@ cdef curl_version_info_data *_info = curl_version_info(CURLVERSION_NOW)
 # libcurl's built-in CA store (the system's on Debian builds), or None.
 LIBCURL_CAINFO = None if _info.cainfo == NULL else _info.cainfo.decode()
 LIBCURL_CAPATH = None if _info.capath == NULL else _info.capath.decode()
+
+
+cdef _text(const char *value):
+    return None if value == NULL else value.decode()
+
+
+def libcurl_info():
+    """What the linked libcurl is and can do, as curl_version_info() reports it."""
+    protocols = []
+    cdef const char * const *p = _info.protocols
+    while p != NULL and p[0] != NULL:
+        protocols.append(p[0].decode())
+        p += 1
+    return {
+        "version": _text(_info.version),
+        "version_num": _info.version_num,
+        "ssl": _text(_info.ssl_version),
+        "http2": bool(_info.features & CURL_VERSION_HTTP2),
+        "brotli": bool(_info.features & CURL_VERSION_BROTLI),
+        "zstd": bool(_info.features & CURL_VERSION_ZSTD),
+        "libz": bool(_info.features & CURL_VERSION_LIBZ),
+        "async_dns": bool(_info.features & CURL_VERSION_ASYNCHDNS),
+        "nghttp2": _text(_info.nghttp2_version),
+        "protocols": tuple(protocols),
+        "cainfo": _text(_info.cainfo),
+        "capath": _text(_info.capath),
+    }
+
 
 # Interrupted waiters look for Ctrl-C this often (the semaphore wait also ends early on EINTR).
 DEF SIGNAL_CHECK_MS = 50
@@ -219,8 +261,7 @@ cdef class Engine:
     ...     (5000, 5000, 5000, 5000), 0, None)
     """
 
-    def __cinit__(self, max_connections=None, max_keepalive=None, keepalive_expiry=None,
-                  bint h2_prior_knowledge=False):
+    def __cinit__(self, max_connections=None, max_keepalive=None, keepalive_expiry=None):
         self.limits.max_connections = 0 if max_connections is None else max_connections
         self.limits.max_keepalive = -1 if max_keepalive is None else max_keepalive
         if keepalive_expiry is None:
@@ -228,7 +269,6 @@ cdef class Engine:
         else:
             # libcurl counts whole seconds; round up so a short expiry is not "never reuse".
             self.limits.keepalive_expiry_s = max(1, <long>(keepalive_expiry + 0.999))
-        self.limits.h2_prior_knowledge = h2_prior_knowledge
         self.engine = NULL
         self.fork_generation = _fork_generation
 

@@ -346,8 +346,8 @@ ENGINE_ERRORS: dict[int, tuple[type[RequestError], str, str]] = {
     1009: (LocalProtocolError, "INVALID_HEADER", "CR, LF or NUL in a request header"),
     1010: (LocalProtocolError, "INVALID_URL", "control character or space in the URL"),
     1011: (LocalProtocolError, "INVALID_METHOD", "method is not an HTTP token"),
-    1012: (RemoteProtocolError, "BAD_FRAMING", "conflicting Content-Length headers"),
-    1013: (RemoteProtocolError, "STREAM_ENDED_EARLY", "HTTP/2 stream ended, no response"),
+    1012: (RemoteProtocolError, "BAD_FRAMING", "malformed Content-Length or chunked framing"),
+    1013: (RemoteProtocolError, "NOT_RESENT", "connection lost before any response"),
 }
 
 # libcurl 7.88 reports some failures under a generic code (CURLE_RECV_ERROR) and only

@@ -45,7 +45,12 @@ done
 command -v "$python" >/dev/null 2>&1 || die "$python not found (set PYTHON=/path/to/python3)"
 
 # --- system packages --------------------------------------------------------------------------
-packages=(gcc make pkg-config libcurl4-openssl-dev)
+# The bundled libcurl (scripts/build_libcurl.sh) is built with cmake and ninja and links the
+# static archives of OpenSSL, zlib, brotli and zstd from their -dev packages.
+packages=(gcc make pkg-config cmake ninja-build libssl-dev zlib1g-dev libbrotli-dev libzstd-dev)
+# Where upstream hosts cannot be reached, curl's and nghttp2's sources come from their Rust
+# crates, fetched with cargo (rustup's, when there is one; else Debian's).
+command -v cargo >/dev/null 2>&1 || packages+=(cargo)
 # A Debian system Python needs python3-venv for `-m venv` and python3-dev for Python.h; a
 # pyenv/conda/self-built Python brings both, so ask for them only when they are missing.
 if ! "$python" -c 'import ensurepip, venv' >/dev/null 2>&1; then
@@ -55,8 +60,8 @@ if ! "$python" -c 'import os, sysconfig; p = sysconfig.get_paths()["include"]
 raise SystemExit(not os.path.exists(os.path.join(p, "Python.h")))' >/dev/null 2>&1; then
     packages+=(python3-dev)
 fi
-# libssl-dev: pycurl built from source; nghttp2-client: h2load, run_h2.py's C baseline
-[ "$bench" = 1 ] && packages+=(nginx-light libssl-dev nghttp2-client)
+# nghttp2-client: h2load, run_h2.py's C baseline
+[ "$bench" = 1 ] && packages+=(nginx-light nghttp2-client)
 [ "$nginx" = 1 ] && [ "$bench" = 0 ] && packages+=(nginx-light)
 [ "$valgrind" = 1 ] && packages+=(valgrind)
 
@@ -108,20 +113,12 @@ pip_install() {
 pip_install "upgrading pip" --upgrade pip
 pip_install "installing the build tools" "setuptools>=77" wheel "Cython>=3.0"
 
+# The pinned libcurl, built once into its cache (seconds when cached); setup.py links it.
+"$repo/scripts/build_libcurl.sh" >/dev/null || die "building the bundled libcurl failed"
+
 extras="test"
 [ "$bench" = 1 ] && extras="test,bench"
 say "installing requestx (editable, .[$extras]) and building the extension"
 cd "$repo"
 pip_install "pip install -e '.[$extras]'" --no-build-isolation -e ".[$extras]"
-if [ "$bench" = 1 ]; then
-    # pycurl's wheels bundle their own, newer libcurl. The benchmark's floor is "the least
-    # Python that can drive *the same* libcurl", so build pycurl against the system libcurl
-    # requestx links to (once: skipped when the installed pycurl already uses it).
-    system_curl="libcurl/$(curl-config --version | awk '{print $2}')"
-    if ! "$venv/bin/python" -c "import pycurl, sys; sys.exit('$system_curl ' not in pycurl.version + ' ')" 2>/dev/null; then
-        say "building pycurl against the system $system_curl"
-        pip_install "building pycurl from source" --no-binary pycurl --force-reinstall --no-deps pycurl
-    fi
-fi
-
 say "done: activate with  . ${venv#"$start_dir"/}/bin/activate"

@@ -10,6 +10,7 @@ clean. Both builds compile csrc/ afresh, so they check the sources as they are n
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import typing
@@ -24,11 +25,27 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCES = [str(ROOT / "tests/c/engine_test.c"), *map(str, sorted((ROOT / "csrc").glob("*.c")))]
 
 
+def _libcurl_flags() -> tuple[list[str], list[str]]:
+    """The libcurl the extension links: the bundled build, or the system's when the extension
+    was built with REQUESTX_SYSTEM_LIBCURL=1 (setup.py)."""
+    if os.environ.get("REQUESTX_SYSTEM_LIBCURL", "") not in ("", "0"):
+        return [], ["-lcurl"]
+    prefix = subprocess.run(
+        ["bash", str(ROOT / "scripts/build_libcurl.sh")],
+        check=True,
+        stdout=subprocess.PIPE,
+        text=True,
+    ).stdout.split()[-1]
+    archives = Path(prefix, "link-args.txt").read_text().split()
+    return [f"-I{prefix}/include"], archives
+
+
 def _compile(out: Path, *extra_flags: str) -> Path:
+    cflags, libs = _libcurl_flags()
     flags = ["-std=c11", "-D_GNU_SOURCE", "-g", "-O1", "-Wall", "-Wextra", "-Werror"]
-    flags += ["-Wno-unused-parameter", f"-I{ROOT / 'csrc'}", *extra_flags]
+    flags += ["-Wno-unused-parameter", f"-I{ROOT / 'csrc'}", *cflags, *extra_flags]
     subprocess.run(
-        ["gcc", *flags, *SOURCES, "-o", str(out), "-lcurl", "-pthread"],
+        ["gcc", *flags, *SOURCES, "-o", str(out), *libs, "-pthread"],
         check=True,
         capture_output=True,
         text=True,

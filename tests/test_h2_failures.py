@@ -59,7 +59,7 @@ def test_a_reset_stream_fails_naming_the_reset(client: requestx.Client) -> None:
 
 
 def test_goaway_during_a_started_response_fails_it(client: requestx.Client) -> None:
-    with pytest.raises(requestx.RemoteProtocolError, match="not closed cleanly"):
+    with pytest.raises(requestx.RemoteProtocolError, match="partial|ended early"):
         client.get("/goaway-mid-body")
     assert client.get("/ok").status_code == 200  # on a new connection
 
@@ -151,18 +151,16 @@ def test_a_post_answered_before_its_body_is_sent_is_never_repeated(
     client: requestx.Client, h2_script: ScriptedH2Server, fed: bool
 ) -> None:
     # The server answers at once and resets the stream with NO_ERROR, while 64 KiB of the
-    # 256 KiB body are in flight and the rest waits for window it never gives. libcurl 7.88
-    # drops such an answer; having received nothing it would then send the request again
-    # (it did, up to five times, before the engine stopped it). Newer libcurl keeps it.
+    # 256 KiB body are in flight and the rest waits for window it never gives (RFC 9113
+    # section 8.1: the client must not discard that answer). libcurl 7.88 dropped it and,
+    # having received nothing, sent the request again (up to five times before the engine
+    # stopped it); libcurl 8.22 keeps the answer (curl issue #22984 reported a case still
+    # failing in 2026: this is the test that shows it does not here).
     assert client.get("/ok").status_code == 200
     body = b"x" * (256 * 1024)
     content: typing.Any = iter([body[:100_000], body[100_000:]]) if fed else body
-    try:
-        response = client.post("/answer-early", content=content)
-    except requestx.RemoteProtocolError as exc:
-        assert "the request was not sent again" in str(exc)
-    else:
-        assert response.status_code == 200 and response.text == "early"
+    response = client.post("/answer-early", content=content)
+    assert response.status_code == 200 and response.text == "early"
     assert h2_script.requests_seen("/answer-early") == 1
 
 

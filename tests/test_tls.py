@@ -49,6 +49,45 @@ class _CertServer:
         self.server.__exit__(*exc_info)
 
 
+def _self_signed_pem(*names: str) -> bytes:
+    """Key and certificate, signed by itself, valid now for `names`: its only fault is that
+    nothing a client trusts vouches for it. (libcurl 8 checks the host name before the chain,
+    so a self-signed certificate for another name would be reported as a name problem.)"""
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, names[0])])
+    alternatives: list[x509.GeneralName] = []
+    for name in names:
+        try:
+            alternatives.append(x509.IPAddress(ipaddress.ip_address(name)))
+        except ValueError:
+            alternatives.append(x509.DNSName(name))
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(hours=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName(alternatives), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    return key_pem + cert.public_bytes(serialization.Encoding.PEM)
+
+
 @pytest.fixture(scope="module")
 def bad_servers(
     tls: TLSFiles, tmp_path_factory: pytest.TempPathFactory
@@ -61,13 +100,8 @@ def bad_servers(
     tls.ca.issue_cert(
         "127.0.0.1", "localhost", not_before=past, not_after=past + datetime.timedelta(days=1)
     ).private_key_and_cert_chain_pem.write_to_path(str(expired))
-    import trustme
-
-    self_signed_ca = trustme.CA()  # a CA certificate is self-signed; nothing chains to it
     self_signed = folder / "self-signed.pem"
-    self_signed.write_bytes(
-        self_signed_ca.private_key_pem.bytes() + self_signed_ca.cert_pem.bytes()
-    )
+    self_signed.write_bytes(_self_signed_pem("127.0.0.1", "localhost"))
     with (
         _CertServer(wrong_host) as wrong,
         _CertServer(expired) as old,

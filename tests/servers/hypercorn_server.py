@@ -39,12 +39,17 @@ class HypercornServer(Lifecycle):
         keyfile: str | None = None,
         alpn: tuple[str, ...] = ("h2", "http/1.1"),
         client_ca: str | None = None,
+        max_streams: int = 1000,
     ) -> None:
         self.app = app if app is not None else App()
         self.certfile = certfile
         self.keyfile = keyfile
         self.alpn = alpn  # offered over TLS; ("http/1.1",) makes an HTTP/1.1-only server
         self.client_ca = client_ca  # require client certificates signed by this CA (mTLS)
+        # HTTP/2 streams a connection may carry at once. hypercorn's own default is 100; the
+        # shared servers allow 1000 so that bursts fit, and tests/test_h2_multiplexing.py runs
+        # servers with the default to check that requests beyond it wait for a stream.
+        self.max_streams = max_streams
         self.port = 0
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -92,9 +97,7 @@ class HypercornServer(Lifecycle):
         config.loglevel = "WARNING"  # no "Running on ..." banner in every test run
         config.graceful_timeout = 1.0  # stalled test connections must not delay shutdown
         config.h11_max_incomplete_size = 1024 * 1024  # tests may send large request headers
-        # Room for the multiplexing tests' bursts on one HTTP/2 connection (hypercorn's
-        # default is 100 streams, after which a client must open a second connection).
-        config.h2_max_concurrent_streams = 1000
+        config.h2_max_concurrent_streams = self.max_streams
         started = threading.Event()
         self._thread = threading.Thread(
             target=self._run, args=(config, started), name="hypercorn-test-server", daemon=True

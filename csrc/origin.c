@@ -1,0 +1,328 @@
+/* HTTP/2 origins: one connection each, requests beyond its stream limit wait (see origin.h). */
+#include "origin.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+typedef struct rx_origin rx_origin;
+
+struct rx_origin {
+    rx_origin *next;
+    rx_origins *all;
+    char *key;                /* "scheme://authority" of the URL */
+    long transfers;           /* admitted and not forgotten */
+    long sockets;             /* open sockets to it */
+    long http2_sockets;       /* ... of which known to speak HTTP/2 */
+    long waiting;             /* transfers in the wait list */
+    rx_transfer *wait_head, *wait_tail; /* waiting for a stream, linked through wait_next */
+};
+
+typedef struct {
+    rx_origin *origin;        /* NULL: not one of ours */
+    int http2;                /* known to speak HTTP/2 */
+    int requests;             /* our requests under way on it */
+} rx_socket_entry;
+
+struct rx_origins {
+    rx_origin *list;
+    rx_socket_entry *by_fd;   /* indexed by socket descriptor */
+    size_t by_fd_len;
+    rx_transfer *released_head, *released_tail;
+};
+
+/* Where a transfer is queued (rx_transfer.wait_queue). */
+enum { NOT_QUEUED = 0, IN_WAIT_LIST = 1, IN_RELEASED = 2 };
+
+rx_origins *rx_origins_new(void) { return calloc(1, sizeof(rx_origins)); }
+
+void rx_origins_free(rx_origins *all)
+{
+    if (all == NULL)
+        return;
+    while (all->list != NULL) {
+        rx_origin *o = all->list;
+        all->list = o->next;
+        free(o->key);
+        free(o);
+    }
+    free(all->by_fd);
+    free(all);
+}
+
+/* The origin part of a URL the Python layer built: scheme "://" authority. */
+static size_t origin_length(const char *url)
+{
+    const char *p = strstr(url, "://");
+    if (p == NULL)
+        return strlen(url);
+    p += 3;
+    p += strcspn(p, "/?#");
+    return (size_t)(p - url);
+}
+
+static rx_origin *origin_for(rx_origins *all, const char *url)
+{
+    size_t len = origin_length(url);
+    for (rx_origin *o = all->list; o != NULL; o = o->next)
+        if (strlen(o->key) == len && memcmp(o->key, url, len) == 0)
+            return o;
+    rx_origin *o = calloc(1, sizeof *o);
+    if (o == NULL || (o->key = malloc(len + 1)) == NULL) {
+        free(o);
+        return NULL;
+    }
+    memcpy(o->key, url, len);
+    o->key[len] = '\0';
+    o->all = all;
+    o->next = all->list;
+    all->list = o;
+    return o;
+}
+
+/* An origin with no transfer and no socket left is dropped (a crawler meets many). */
+static void drop_if_unused(rx_origin *o)
+{
+    if (o->transfers > 0 || o->sockets > 0)
+        return;
+    for (rx_origin **link = &o->all->list; *link != NULL; link = &(*link)->next) {
+        if (*link == o) {
+            *link = o->next;
+            free(o->key);
+            free(o);
+            return;
+        }
+    }
+}
+
+static void append(rx_transfer **head, rx_transfer **tail, rx_transfer *t)
+{
+    t->wait_next = NULL;
+    if (*tail != NULL)
+        (*tail)->wait_next = t;
+    else
+        *head = t;
+    *tail = t;
+}
+
+static void unlink_from(rx_transfer **head, rx_transfer **tail, rx_transfer *t)
+{
+    rx_transfer *prev = NULL;
+    for (rx_transfer *it = *head; it != NULL; prev = it, it = it->wait_next) {
+        if (it != t)
+            continue;
+        if (prev != NULL)
+            prev->wait_next = t->wait_next;
+        else
+            *head = t->wait_next;
+        if (*tail == t)
+            *tail = prev;
+        t->wait_next = NULL;
+        return;
+    }
+}
+
+static void wait_for_stream(rx_origin *o, rx_transfer *t)
+{
+    t->wait_queue = IN_WAIT_LIST;
+    o->waiting++;
+    append(&o->wait_head, &o->wait_tail, t);
+}
+
+/* Let up to `count` waiting transfers of `o` go (count < 0: all). With `connect`, they may open
+ * a connection should libcurl find no free stream for them (their connection is gone);
+ * without, they take a stream that just became free, or wait again. */
+static void release(rx_origin *o, long count, int connect)
+{
+    while (o->wait_head != NULL && count-- != 0) {
+        rx_transfer *t = o->wait_head;
+        o->wait_head = t->wait_next;
+        if (o->wait_head == NULL)
+            o->wait_tail = NULL;
+        o->waiting--;
+        t->may_connect = connect;
+        t->wait_released = 1;
+        t->wait_queue = IN_RELEASED;
+        append(&o->all->released_head, &o->all->released_tail, t);
+    }
+}
+
+int rx_origin_admit(rx_origins *all, rx_transfer *t)
+{
+    rx_origin *o = t->origin;
+    if (o == NULL) {
+        if ((o = origin_for(all, t->url)) == NULL)
+            return -1;
+        o->transfers++;
+        t->origin = o;
+    }
+    int released = t->wait_released;
+    t->wait_released = 0;
+    if (!released && o->wait_head != NULL && o->http2_sockets > 0) {
+        wait_for_stream(o, t); /* behind those already waiting */
+        return 0;
+    }
+    /* PIPEWAIT makes libcurl hold a transfer back while a connection to the origin is being
+     * set up, to multiplex on it. Once an HTTP/2 connection is known, a transfer that finds it
+     * full must come here instead: libcurl would hold it back on the new connection we refuse
+     * to open, in a queue it drains one transfer per event, and it could wait there for good. */
+    curl_easy_setopt(t->easy, CURLOPT_PIPEWAIT, o->http2_sockets == 0 ? 1L : 0L);
+    return 1;
+}
+
+int rx_origin_should_wait(rx_origins *all, rx_transfer *t)
+{
+    (void)all;
+    if (!t->refused_socket)
+        return 0;
+    t->refused_socket = 0;
+    rx_origin_request_ended(t);
+    rx_origin *o = t->origin;
+    wait_for_stream(o, t);
+    if (o->http2_sockets == 0)
+        release(o, -1, 1); /* its connection closed meanwhile: nothing to wait for */
+    else if (o->transfers == o->waiting)
+        release(o, 1, 1); /* no request of ours is under way there: none will end to free a
+                           * stream, so the connection is not usable to libcurl; open one */
+    return 1;
+}
+
+static rx_socket_entry *entry_for(rx_origins *all, curl_socket_t fd, int grow);
+
+static void mark_http2(rx_origin *o, rx_socket_entry *entry)
+{
+    if (!entry->http2) {
+        entry->http2 = 1;
+        o->http2_sockets++;
+    }
+}
+
+void rx_origin_request_started(rx_transfer *t, curl_socket_t fd)
+{
+    rx_origin *o = t->origin;
+    if (o == NULL)
+        return;
+    rx_origin_request_ended(t);
+    rx_socket_entry *entry = entry_for(o->all, fd, 0);
+    if (entry == NULL || entry->origin != o)
+        return;
+    t->request_fd = fd;
+    /* Two requests under way on one socket at once: it multiplexes, so it speaks HTTP/2
+     * (libcurl never pipelines HTTP/1.1). With prior knowledge it does from the start. */
+    if (++entry->requests >= 2 || t->http_version == RX_HTTP_2_PRIOR_KNOWLEDGE)
+        mark_http2(o, entry);
+}
+
+void rx_origin_request_ended(rx_transfer *t)
+{
+    rx_origin *o = t->origin;
+    curl_socket_t fd = t->request_fd;
+    t->request_fd = CURL_SOCKET_BAD;
+    if (o == NULL || fd == CURL_SOCKET_BAD)
+        return;
+    rx_socket_entry *entry = entry_for(o->all, fd, 0);
+    if (entry != NULL && entry->origin == o && entry->requests > 0)
+        entry->requests--;
+}
+
+void rx_origin_forget(rx_origins *all, rx_transfer *t)
+{
+    rx_origin *o = t->origin;
+    if (o == NULL)
+        return;
+    rx_origin_request_ended(t);
+    if (t->wait_queue == IN_WAIT_LIST) {
+        unlink_from(&o->wait_head, &o->wait_tail, t);
+        o->waiting--;
+    } else if (t->wait_queue == IN_RELEASED)
+        unlink_from(&all->released_head, &all->released_tail, t);
+    t->wait_queue = NOT_QUEUED;
+    t->origin = NULL;
+    o->transfers--;
+    release(o, 1, o->transfers == o->waiting); /* its stream is free now */
+    drop_if_unused(o);
+}
+
+rx_transfer *rx_origin_take_released(rx_origins *all)
+{
+    rx_transfer *head = all->released_head;
+    for (rx_transfer *t = head; t != NULL; t = t->wait_next)
+        t->wait_queue = NOT_QUEUED;
+    all->released_head = all->released_tail = NULL;
+    return head;
+}
+
+static rx_socket_entry *entry_for(rx_origins *all, curl_socket_t fd, int grow)
+{
+    if (fd < 0)
+        return NULL;
+    if ((size_t)fd >= all->by_fd_len) {
+        if (!grow)
+            return NULL;
+        size_t len = all->by_fd_len ? all->by_fd_len : 64;
+        while (len <= (size_t)fd)
+            len *= 2;
+        rx_socket_entry *grown = realloc(all->by_fd, len * sizeof *grown);
+        if (grown == NULL)
+            return NULL;
+        memset(grown + all->by_fd_len, 0, (len - all->by_fd_len) * sizeof *grown);
+        all->by_fd = grown;
+        all->by_fd_len = len;
+    }
+    return &all->by_fd[fd];
+}
+
+void rx_origin_note_http2(rx_transfer *t, curl_socket_t fd)
+{
+    rx_origin *o = t->origin;
+    if (o == NULL)
+        return;
+    rx_socket_entry *entry = entry_for(o->all, fd, 0);
+    if (entry != NULL && entry->origin == o)
+        mark_http2(o, entry);
+}
+
+curl_socket_t rx_origin_open_socket(void *transfer, curlsocktype purpose,
+                                    struct curl_sockaddr *address)
+{
+    rx_transfer *t = transfer;
+    rx_origin *o = t->origin;
+    if (o != NULL && !t->may_connect && o->http2_sockets > 0) {
+        /* A connection to this origin speaks HTTP/2 and libcurl found no free stream on it:
+         * wait for one instead (rx_origin_should_wait). Nothing has been sent yet. */
+        t->refused_socket = 1;
+        return CURL_SOCKET_BAD;
+    }
+    curl_socket_t fd = socket(address->family, address->socktype | SOCK_CLOEXEC,
+                              address->protocol);
+    if (fd < 0 || o == NULL)
+        return fd;
+    rx_socket_entry *entry = entry_for(o->all, fd, 1);
+    if (entry == NULL) {
+        close(fd);
+        return CURL_SOCKET_BAD;
+    }
+    entry->origin = o;
+    entry->http2 = 0;
+    entry->requests = 0;
+    o->sockets++;
+    return fd;
+}
+
+int rx_origin_close_socket(void *origins, curl_socket_t fd)
+{
+    rx_socket_entry *entry = entry_for(origins, fd, 0);
+    if (entry != NULL && entry->origin != NULL) {
+        rx_origin *o = entry->origin;
+        o->sockets--;
+        if (entry->http2 && --o->http2_sockets == 0)
+            release(o, -1, 1); /* the connection they waited for is gone: open a new one */
+        entry->origin = NULL;
+        entry->http2 = 0;
+        entry->requests = 0;
+        drop_if_unused(o);
+    }
+    return close(fd);
+}
+

@@ -1,0 +1,67 @@
+/* HTTP/2 origins: one connection per origin; requests beyond its stream limit wait for a stream.
+ *
+ * libcurl multiplexes HTTP/2 requests on a connection until the server's MAX_CONCURRENT_STREAMS
+ * is reached, and then opens another connection to the same origin (libcurl 8.22, url.c:
+ * "MAX_CONCURRENT_STREAMS reached, skip"). httpx, and what servers expect of a client, is one
+ * connection per origin where the requests beyond the limit wait for a stream to end. Measured
+ * on libcurl 8.22 with 200 concurrent requests against hypercorn (100 streams): 2 connections
+ * in 5 of 48 runs without this file, 1 in every run with it. libcurl has no option for it
+ * (CURLMOPT_MAX_HOST_CONNECTIONS is per multi handle, and an origin that falls back to
+ * HTTP/1.1 by ALPN needs more than one connection), so the engine does it:
+ *
+ *   - Sockets are opened through rx_origin_open_socket, which knows each transfer's origin.
+ *     Once a socket is known to speak HTTP/2 (prior knowledge, two requests under way on it at
+ *     once, or a response that came over HTTP/2), a transfer of that origin that asks libcurl for a new socket is refused one:
+ *     it fails to connect before anything was sent, and the engine puts it in its origin's
+ *     wait list instead of completing it (rx_origin_should_wait).
+ *   - New transfers join the wait list directly while it is not empty (first come, first
+ *     served). Each transfer of the origin that ends lets one waiting transfer go, with leave to
+ *     open a connection if libcurl finds no free stream after all (the connection may be going
+ *     away); when the origin's last HTTP/2 socket closes, all of them go.
+ *
+ * Loop thread only. HTTP/1.1-only transfers never come here. */
+#ifndef RX_ORIGIN_H
+#define RX_ORIGIN_H
+
+#include <curl/curl.h>
+
+#include "transfer.h"
+
+typedef struct rx_origins rx_origins;
+
+rx_origins *rx_origins_new(void);
+void rx_origins_free(rx_origins *all);
+
+/* An HTTP/2-capable transfer is about to be attached: 1 when it may go now, 0 when it joined
+ * its origin's wait list, -1 when out of memory. */
+int rx_origin_admit(rx_origins *all, rx_transfer *t);
+
+/* libcurl reported the transfer done: 1 if it only failed because it was refused a socket
+ * (see above), in which case it has joined its origin's wait list and must be detached from
+ * the multi handle and not completed; else 0. */
+int rx_origin_should_wait(rx_origins *all, rx_transfer *t);
+
+/* The transfer ends for good (completed, cancelled, timed out, shut down): forget it and let
+ * one waiting transfer of its origin go. */
+void rx_origin_forget(rx_origins *all, rx_transfer *t);
+
+/* Transfers let go since the last call, linked through wait_next, oldest first. The engine
+ * attaches each one (they pass rx_origin_admit again). */
+rx_transfer *rx_origin_take_released(rx_origins *all);
+
+/* From the prerequest callback: the transfer's request goes out on `fd` now. A socket with two
+ * requests under way at once multiplexes, so it speaks HTTP/2; with prior knowledge every one
+ * does. rx_origin_request_ended(): it is over (called by forget and should_wait too). */
+void rx_origin_request_started(rx_transfer *t, curl_socket_t fd);
+void rx_origin_request_ended(rx_transfer *t);
+
+/* From the header callback: this transfer's response arrived over HTTP/2 on `fd`. */
+void rx_origin_note_http2(rx_transfer *t, curl_socket_t fd);
+
+/* CURLOPT_OPENSOCKETFUNCTION (data: the transfer) and CURLOPT_CLOSESOCKETFUNCTION (data: the
+ * rx_origins, since a connection may close long after the transfer that opened it). */
+curl_socket_t rx_origin_open_socket(void *transfer, curlsocktype purpose,
+                                    struct curl_sockaddr *address);
+int rx_origin_close_socket(void *origins, curl_socket_t fd);
+
+#endif
