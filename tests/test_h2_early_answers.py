@@ -1,16 +1,14 @@
 """HTTP/2 requests with bodies against nginx, which answers before reading a body it does not need.
 
 nginx's `return` answers as soon as a request's HEADERS arrive and then resets the stream with
-NO_ERROR ("send no more", RFC 9113 section 8.1). libcurl 7.88 drops an answer that comes that
-way while the body is still going out (bug 3 in csrc/h2gate.h); before the engine held
-requests until their bodies were with them, 1 POST in 10 failed like this over h2c at c=1,
-and large bodies were sent twice. These tests send enough requests that the old behaviour
-fails them for certain (at a 10% failure rate, 600 passing requests happen with odds below
-1e-27); each loop is bounded.
-
-Bodies that cannot go out with their HEADERS (larger than the flow-control window) still
-lose the early answer on libcurl 7.88, but never reach the server twice: the last test
-counts what nginx saw.
+NO_ERROR ("send no more", RFC 9113 section 8.1: the client must not discard the answer).
+libcurl 7.88 dropped such answers (1 POST in 10 over h2c at c=1, and large bodies were sent
+twice); the engine held each request until its body was with it. libcurl 8.22 keeps them,
+except that a body fed by callback that resumes after the reset fails with CURLE_SEND_ERROR
+(about 1 in 2,000 fed POSTs); the engine then returns the complete answer it already has
+(`answered_before_failed_send` in csrc/transfer.c). These tests send enough requests that a
+failure rate of that order shows; each loop is bounded. The last test counts what nginx saw:
+no request arrives twice.
 """
 
 from __future__ import annotations

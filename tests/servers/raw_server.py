@@ -29,6 +29,7 @@ so a misbehaving client cannot keep the test run alive.
 
 from __future__ import annotations
 
+import collections
 import gzip
 import socket
 import threading
@@ -79,6 +80,12 @@ class RawServer(SocketServer):
         self._lock = threading.Lock()
         self._release = threading.Event()
         self._connections = 0
+        self._requests: collections.Counter[str] = collections.Counter()
+
+    def requests_seen(self, scenario: str) -> int:
+        """Requests for `scenario` (the path without its slash) read since the last reset."""
+        with self._lock:
+            return self._requests[scenario]
 
     def connection_count(self) -> int:
         """TCP connections accepted since the last reset."""
@@ -88,6 +95,7 @@ class RawServer(SocketServer):
     def reset_stats(self) -> None:
         with self._lock:
             self._connections = 0
+            self._requests.clear()
 
     def release(self) -> None:
         """Close every stalled connection now (called when each test ends)."""
@@ -121,6 +129,8 @@ class RawServer(SocketServer):
 
     def _dispatch(self, conn: socket.socket, request: Request) -> bool:
         """Play one scenario; return whether the connection may serve another request."""
+        with self._lock:
+            self._requests[request.scenario] += 1
         if request.scenario == "stall":
             self._stall()
             return False
