@@ -233,7 +233,7 @@ static int64_t current_deadline(const rx_transfer *t)
  * Starting and ending transfers (loop thread).
  */
 
-static void end_transfer(rx_engine *e, rx_transfer *t)
+static void finish_transfer(rx_engine *e, rx_transfer *t)
 {
     heap_remove(e, t);
     rx_origin_forget(e->origins, t);
@@ -251,7 +251,7 @@ static void end_transfer(rx_engine *e, rx_transfer *t)
      * enough that a fresh handle costs nothing that shows. */
     CURL *h = t->easy;
     curl_multi_remove_handle(e->multi, h);
-    rx_transfer_detach(t);
+    rx_transfer_release_handle(t);
     if (e->easy_pooled < EASY_POOL_MAX && t->error == 0) {
         curl_easy_reset(h);
         e->easy_pool[e->easy_pooled++] = h;
@@ -260,15 +260,15 @@ static void end_transfer(rx_engine *e, rx_transfer *t)
     }
     e->running--;
     e->completed++;
-    rx_transfer_complete(t);
+    rx_transfer_deliver(t);
     rx_transfer_unref(t); /* the engine's reference */
 }
 
 /* Complete a transfer that never got an easy handle. */
-static void reject_transfer(rx_transfer *t, int error, const char *text)
+static void deliver_unstarted(rx_transfer *t, int error, const char *text)
 {
-    rx_transfer_finish(t, error, text);
-    rx_transfer_complete(t);
+    rx_transfer_fail(t, error, text);
+    rx_transfer_deliver(t);
     rx_transfer_unref(t);
 }
 
@@ -277,8 +277,8 @@ static void attach_transfer(rx_engine *e, rx_transfer *t)
 {
     CURLMcode mc = curl_multi_add_handle(e->multi, t->easy);
     if (mc != CURLM_OK) {
-        rx_transfer_finish(t, RX_E_NOMEM, curl_multi_strerror(mc));
-        end_transfer(e, t);
+        rx_transfer_fail(t, RX_E_NOMEM, curl_multi_strerror(mc));
+        finish_transfer(e, t);
     }
 }
 
@@ -288,8 +288,8 @@ static int origin_admits(rx_engine *e, rx_transfer *t)
 {
     int rc = rx_origin_admit(e->origins, t);
     if (rc < 0) {
-        rx_transfer_finish(t, RX_E_NOMEM, "out of memory admitting a transfer");
-        end_transfer(e, t);
+        rx_transfer_fail(t, RX_E_NOMEM, "out of memory admitting a transfer");
+        finish_transfer(e, t);
     }
     return rc > 0;
 }
@@ -310,13 +310,13 @@ static void start_transfer(rx_engine *e, rx_transfer *t)
 {
     CURL *h = e->easy_pooled ? e->easy_pool[--e->easy_pooled] : curl_easy_init();
     if (h == NULL) {
-        reject_transfer(t, RX_E_NOMEM, "out of memory creating a transfer");
+        deliver_unstarted(t, RX_E_NOMEM, "out of memory creating a transfer");
         return;
     }
     if (rx_transfer_setup(t, h, e->share) != 0) {
-        rx_transfer_detach(t);
+        rx_transfer_release_handle(t);
         curl_easy_cleanup(h);
-        reject_transfer(t, RX_E_NOMEM, "out of memory configuring a transfer");
+        deliver_unstarted(t, RX_E_NOMEM, "out of memory configuring a transfer");
         return;
     }
     if (e->keepalive_expiry_s >= 0)
@@ -347,8 +347,8 @@ static void start_transfer(rx_engine *e, rx_transfer *t)
     if (first >= 0) {
         t->deadline_ms = t->started_ms + first;
         if (heap_push(e, t) != 0) {
-            rx_transfer_finish(t, RX_E_NOMEM, "out of memory arming a timeout");
-            end_transfer(e, t);
+            rx_transfer_fail(t, RX_E_NOMEM, "out of memory arming a timeout");
+            finish_transfer(e, t);
             return;
         }
     }
@@ -372,8 +372,8 @@ static void resume_transfer(rx_transfer *t)
 static void cancel_transfer(rx_engine *e, rx_transfer *t)
 {
     if (__atomic_load_n(&t->state, __ATOMIC_RELAXED) == RX_ACTIVE) {
-        rx_transfer_finish(t, RX_E_CANCELLED, "request cancelled");
-        end_transfer(e, t);
+        rx_transfer_fail(t, RX_E_CANCELLED, "request cancelled");
+        finish_transfer(e, t);
     }
     rx_transfer_unref(t); /* the cancel command's reference */
 }
@@ -436,8 +436,8 @@ static void reap_completions(rx_engine *e)
             t->phase = RX_PHASE_WAITING;
             continue;
         }
-        rx_transfer_collect(t, msg->data.result);
-        end_transfer(e, t);
+        rx_transfer_record_result(t, msg->data.result);
+        finish_transfer(e, t);
     }
 }
 
@@ -451,16 +451,16 @@ static void expire_deadlines(rx_engine *e)
         if (deadline >= 0 && deadline <= rx_loop_now_ms) {
             switch (t->phase) {
             case RX_PHASE_WAITING:
-                rx_transfer_finish(t, RX_E_POOL_TIMEOUT,
+                rx_transfer_fail(t, RX_E_POOL_TIMEOUT,
                                    "timed out waiting for a connection from the pool");
                 break;
             default:
                 if (rx_transfer_uploading(t))
-                    rx_transfer_finish(t, RX_E_WRITE_TIMEOUT, "timed out sending the request body");
+                    rx_transfer_fail(t, RX_E_WRITE_TIMEOUT, "timed out sending the request body");
                 else
-                    rx_transfer_finish(t, RX_E_READ_TIMEOUT, "timed out waiting for response data");
+                    rx_transfer_fail(t, RX_E_READ_TIMEOUT, "timed out waiting for response data");
             }
-            end_transfer(e, t);
+            finish_transfer(e, t);
             continue;
         }
         /* Not due yet: activity moved it, or no timeout applies in this phase (connecting, which
@@ -525,15 +525,15 @@ static void shutdown_transfers(rx_engine *e)
     while (cmd != NULL) {
         rx_command *next = cmd->next;
         if (cmd->kind == RX_CMD_SUBMIT)
-            reject_transfer(cmd->transfer, RX_E_ENGINE_CLOSED, "the client has been closed");
+            deliver_unstarted(cmd->transfer, RX_E_ENGINE_CLOSED, "the client has been closed");
         else
             rx_transfer_unref(cmd->transfer);
         cmd = next;
     }
     while (e->active != NULL) {
         rx_transfer *t = e->active;
-        rx_transfer_finish(t, RX_E_ENGINE_CLOSED, "the client was closed while the request ran");
-        end_transfer(e, t);
+        rx_transfer_fail(t, RX_E_ENGINE_CLOSED, "the client was closed while the request ran");
+        finish_transfer(e, t);
     }
 }
 

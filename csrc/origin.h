@@ -39,10 +39,10 @@ int rx_origin_admit(rx_origins *all, rx_transfer *t);
 
 /* libcurl reported the transfer done: 1 if it only failed because it was refused a socket
  * (see above), in which case it has joined its origin's wait list and must be detached from
- * the multi handle and not completed; else 0. */
+ * the multi handle and not delivered; else 0. */
 int rx_origin_should_wait(rx_origins *all, rx_transfer *t);
 
-/* The transfer ends for good (completed, cancelled, timed out, shut down): forget it and let
+/* The transfer is done for good (answered, failed, cancelled, timed out): forget it and let
  * one waiting transfer of its origin go. */
 void rx_origin_forget(rx_origins *all, rx_transfer *t);
 

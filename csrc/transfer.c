@@ -1,176 +1,15 @@
-/* One transfer: request validation (any thread, before submit), easy-handle setup and the
- * libcurl callbacks (loop thread only), and the hand-off of results to the waiter. */
+/* A transfer on the loop thread: easy-handle setup, the libcurl callbacks (they only append to
+ * C buffers and note the time), and reading libcurl's verdict when it is done. The submitter's
+ * side is request.c; streaming and fed bodies, consumer side, are stream.c. */
 #include "transfer.h"
 
-#include <errno.h>
 #include <stdio.h>
-#include <strings.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <strings.h>
 
 #include "clock.h"
 #include "origin.h"
-
-static long live_transfers; /* atomic */
-
-rx_transfer *rx_transfer_new(void)
-{
-    rx_transfer *t = calloc(1, sizeof *t);
-    if (t == NULL)
-        return NULL;
-    if (sem_init(&t->done, 0, 0) != 0) {
-        free(t);
-        return NULL;
-    }
-    t->refs = 1;
-    t->heap_index = -1;
-    t->request_fd = CURL_SOCKET_BAD;
-    t->connect_timeout_ms = t->read_timeout_ms = t->write_timeout_ms = t->pool_timeout_ms = -1;
-    t->submit_cmd.transfer = t->cancel_cmd.transfer = t->resume_cmd.transfer = t;
-    pthread_mutex_init(&t->stream_lock, NULL);
-    pthread_cond_init(&t->stream_cond, NULL);
-    __atomic_add_fetch(&live_transfers, 1, __ATOMIC_RELAXED);
-    return t;
-}
-
-void rx_transfer_ref(rx_transfer *t) { __atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED); }
-
-void rx_transfer_unref(rx_transfer *t)
-{
-    if (__atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) != 0)
-        return;
-    /* The easy handle and header list are always released by the loop thread at completion. */
-    free(t->method);
-    free(t->url);
-    rx_tls_unref(t->tls);
-    rx_buffer_free(&t->header_lines);
-    rx_buffer_free(&t->headers);
-    rx_buffer_free(&t->body_buf);
-    rx_buffer_free(&t->upload_buf);
-    if (t->cq != NULL)
-        rx_cq_unref(t->cq);
-    sem_destroy(&t->done);
-    pthread_cond_destroy(&t->stream_cond);
-    pthread_mutex_destroy(&t->stream_lock);
-    free(t);
-    __atomic_sub_fetch(&live_transfers, 1, __ATOMIC_RELAXED);
-}
-
-long rx_transfer_live_count(void) { return __atomic_load_n(&live_transfers, __ATOMIC_RELAXED); }
-
-/* ---------------------------------------------------------------------------------------------
- * Request setters. They refuse what would let a caller smuggle bytes onto the wire: a CR, LF or
- * NUL in a header or URL would end the line early and start a request of the attacker's own.
- */
-
-/* RFC 9110 token characters (method and header field names). */
-static int is_token_char(unsigned char c)
-{
-    if (c >= '0' && c <= '9') return 1;
-    if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') return 1;
-    return c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL;
-}
-
-static int is_token(const char *s, size_t len)
-{
-    if (len == 0)
-        return 0;
-    for (size_t i = 0; i < len; i++)
-        if (!is_token_char((unsigned char)s[i]))
-            return 0;
-    return 1;
-}
-
-static char *dup_n(const char *s, size_t len)
-{
-    char *p = malloc(len + 1);
-    if (p != NULL) {
-        memcpy(p, s, len);
-        p[len] = '\0';
-    }
-    return p;
-}
-
-int rx_transfer_set_method(rx_transfer *t, const char *method, size_t len)
-{
-    if (!is_token(method, len))
-        return RX_E_INVALID_METHOD;
-    free(t->method);
-    return (t->method = dup_n(method, len)) ? 0 : RX_E_NOMEM;
-}
-
-int rx_transfer_set_url(rx_transfer *t, const char *url, size_t len)
-{
-    /* The Python layer percent-encodes; anything not printable ASCII here is a bug or an attack. */
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)url[i];
-        if (c <= 0x20 || c >= 0x7f)
-            return RX_E_INVALID_URL;
-    }
-    free(t->url);
-    return (t->url = dup_n(url, len)) ? 0 : RX_E_NOMEM;
-}
-
-int rx_transfer_add_header(rx_transfer *t, const char *name, size_t name_len,
-                           const char *value, size_t value_len)
-{
-    if (!is_token(name, name_len))
-        return RX_E_INVALID_HEADER;
-    for (size_t i = 0; i < value_len; i++) {
-        char c = value[i];
-        if (c == '\r' || c == '\n' || c == '\0')
-            return RX_E_INVALID_HEADER;
-    }
-    if (name_len == 12 && strncasecmp(name, "content-type", 12) == 0)
-        t->has_content_type = 1;
-    rx_buffer *b = &t->header_lines;
-    /* curl sends "Name:" with no value only if written "Name;": an empty value must keep it. */
-    const char *sep = value_len ? ": " : ";";
-    size_t sep_len = value_len ? 2 : 1;
-    if (rx_buffer_append(b, name, name_len) || rx_buffer_append(b, sep, sep_len) ||
-        rx_buffer_append(b, value, value_len) || rx_buffer_append(b, "", 1))
-        return RX_E_NOMEM;
-    return 0;
-}
-
-void rx_transfer_set_tls(rx_transfer *t, rx_tls *tls)
-{
-    rx_tls_ref(tls);
-    rx_tls_unref(t->tls);
-    t->tls = tls;
-}
-
-void rx_transfer_set_completion_queue(rx_transfer *t, rx_completion_queue *cq)
-{
-    rx_cq_ref(cq);
-    if (t->cq != NULL)
-        rx_cq_unref(t->cq);
-    t->cq = cq;
-}
-
-int rx_transfer_wait(rx_transfer *t, long timeout_ms)
-{
-    int rc;
-    if (timeout_ms < 0) {
-        do
-            rc = sem_wait(&t->done);
-        while (rc != 0 && errno == EINTR);
-        return 0;
-    }
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += timeout_ms / 1000;
-    ts.tv_nsec += (timeout_ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec += 1;
-        ts.tv_nsec -= 1000000000L;
-    }
-    rc = sem_clockwait(&t->done, CLOCK_MONOTONIC, &ts);
-    return rc == 0 ? 0 : errno;
-}
-
-char *rx_transfer_take_body(rx_transfer *t, size_t *len) { return rx_buffer_steal(&t->body_buf, len); }
 
 /* ---------------------------------------------------------------------------------------------
  * libcurl callbacks: loop thread only. They append to C buffers and note the time; nothing else.
@@ -270,14 +109,6 @@ static size_t on_read(char *buffer, size_t size, size_t nitems, void *userdata)
     return n;
 }
 
-int rx_method_is_idempotent(const char *method)
-{
-    static const char *const idempotent[] = {"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"};
-    for (size_t i = 0; i < sizeof idempotent / sizeof *idempotent; i++)
-        if (strcmp(method, idempotent[i]) == 0)
-            return 1;
-    return 0;
-}
 
 /* libcurl sends a request again on its own in two cases (libcurl 8.22, transfer.c,
  * Curl_retry_request): its stream was refused (RST_STREAM REFUSED_STREAM, or beyond a GOAWAY's
@@ -645,7 +476,7 @@ static int answered_before_failed_send(const rx_transfer *t, CURLcode result, lo
            t->body_received == t->content_length;
 }
 
-void rx_transfer_collect(rx_transfer *t, CURLcode result)
+void rx_transfer_record_result(rx_transfer *t, CURLcode result)
 {
     CURL *h = t->easy;
     if (t->own_error)
@@ -690,14 +521,14 @@ void rx_transfer_collect(rx_transfer *t, CURLcode result)
         snprintf(t->error_text, sizeof t->error_text, "%s", curl_easy_strerror(result));
 }
 
-void rx_transfer_detach(rx_transfer *t)
+void rx_transfer_release_handle(rx_transfer *t)
 {
     curl_slist_free_all(t->header_list);
     t->header_list = NULL;
     t->easy = NULL;
 }
 
-void rx_transfer_finish(rx_transfer *t, int error, const char *text)
+void rx_transfer_fail(rx_transfer *t, int error, const char *text)
 {
     /* Called when the transfer ends without curl's verdict (cancel, our timeouts, shutdown). */
     t->error = error;
@@ -705,7 +536,7 @@ void rx_transfer_finish(rx_transfer *t, int error, const char *text)
         snprintf(t->error_text, sizeof t->error_text, "%s", text);
 }
 
-void rx_transfer_complete(rx_transfer *t)
+void rx_transfer_deliver(rx_transfer *t)
 {
     t->completed_us = rx_clock_us();
     __atomic_store_n(&t->state, RX_DONE, __ATOMIC_RELEASE);
@@ -720,134 +551,4 @@ void rx_transfer_complete(rx_transfer *t)
     if (t->cq != NULL)
         rx_cq_push(t->cq, t);
     sem_post(&t->done);
-}
-
-/* ---------------------------------------------------------------------------------------------
- * Streaming, consumer side (see transfer.h).
- */
-
-static int stream_ready_locked(rx_transfer *t, int want_body)
-{
-    if (rx_transfer_is_done(t))
-        return 1;
-    return want_body ? t->body_buf.len > 0 : t->headers_done;
-}
-
-int rx_stream_ready(rx_transfer *t, int want_body, int arm)
-{
-    pthread_mutex_lock(&t->stream_lock);
-    int ready = stream_ready_locked(t, want_body);
-    if (!ready && arm)
-        t->consumer_waiting = 1;
-    pthread_mutex_unlock(&t->stream_lock);
-    return ready;
-}
-
-static struct timespec deadline_after(long timeout_ms)
-{
-    struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline); /* the condition variable's default clock */
-    deadline.tv_sec += timeout_ms / 1000;
-    deadline.tv_nsec += (timeout_ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec += 1;
-        deadline.tv_nsec -= 1000000000L;
-    }
-    return deadline;
-}
-
-/* Wait on stream_cond (lock held) until the deadline; 0, or ETIMEDOUT. */
-static int cond_wait_locked(rx_transfer *t, long timeout_ms, const struct timespec *deadline)
-{
-    if (timeout_ms < 0)
-        return pthread_cond_wait(&t->stream_cond, &t->stream_lock);
-    return pthread_cond_timedwait(&t->stream_cond, &t->stream_lock, deadline);
-}
-
-int rx_stream_wait(rx_transfer *t, int want_body, long timeout_ms)
-{
-    struct timespec deadline = deadline_after(timeout_ms < 0 ? 0 : timeout_ms);
-    int rc = 0;
-    pthread_mutex_lock(&t->stream_lock);
-    while (!stream_ready_locked(t, want_body) && rc == 0)
-        rc = cond_wait_locked(t, timeout_ms, &deadline);
-    int ready = stream_ready_locked(t, want_body);
-    pthread_mutex_unlock(&t->stream_lock);
-    return ready ? 0 : ETIMEDOUT;
-}
-
-char *rx_stream_take(rx_transfer *t, size_t *len, int *resume)
-{
-    pthread_mutex_lock(&t->stream_lock);
-    char *data = t->body_buf.len ? rx_buffer_steal(&t->body_buf, len) : NULL;
-    if (data == NULL)
-        *len = 0;
-    *resume = t->paused;
-    t->paused = 0;
-    pthread_mutex_unlock(&t->stream_lock);
-    return data;
-}
-
-/* ---------------------------------------------------------------------------------------------
- * Fed request bodies, feeder side (see transfer.h).
- */
-
-static int upload_room_locked(rx_transfer *t)
-{
-    return rx_transfer_is_done(t) || t->upload_buf.len - t->upload_off < RX_UPLOAD_HIGH_WATER;
-}
-
-/* The transfer must be resumed if the read callback paused it for want of bytes. */
-static int take_upload_pause_locked(rx_transfer *t)
-{
-    int paused = t->upload_paused;
-    t->upload_paused = 0;
-    return paused;
-}
-
-int rx_upload_feed(rx_transfer *t, const char *data, size_t len, int arm, int *resume)
-{
-    *resume = 0;
-    pthread_mutex_lock(&t->stream_lock);
-    if (rx_transfer_is_done(t)) {
-        pthread_mutex_unlock(&t->stream_lock);
-        return -1;
-    }
-    if (!upload_room_locked(t)) {
-        if (arm)
-            t->consumer_waiting = 1;
-        pthread_mutex_unlock(&t->stream_lock);
-        return 0;
-    }
-    if (t->upload_off > 0) {
-        /* Slide the unsent tail to the front so the buffer does not creep forward. */
-        size_t left = t->upload_buf.len - t->upload_off;
-        memmove(t->upload_buf.data, t->upload_buf.data + t->upload_off, left);
-        t->upload_buf.len = left;
-        t->upload_off = 0;
-    }
-    int rc = rx_buffer_append(&t->upload_buf, data, len) == 0 ? 1 : -1;
-    *resume = take_upload_pause_locked(t);
-    pthread_mutex_unlock(&t->stream_lock);
-    return rc;
-}
-
-int rx_upload_wait(rx_transfer *t, long timeout_ms)
-{
-    struct timespec deadline = deadline_after(timeout_ms < 0 ? 0 : timeout_ms);
-    int rc = 0;
-    pthread_mutex_lock(&t->stream_lock);
-    while (!upload_room_locked(t) && rc == 0)
-        rc = cond_wait_locked(t, timeout_ms, &deadline);
-    int ready = upload_room_locked(t);
-    pthread_mutex_unlock(&t->stream_lock);
-    return ready ? 0 : ETIMEDOUT;
-}
-
-void rx_upload_end(rx_transfer *t, int *resume)
-{
-    pthread_mutex_lock(&t->stream_lock);
-    t->upload_eof = 1;
-    *resume = take_upload_pause_locked(t);
-    pthread_mutex_unlock(&t->stream_lock);
 }

@@ -1,18 +1,31 @@
 /* One request/response exchange, shared between the thread that submits it and the loop thread.
+ * Implemented in three files: request.c (the submitter's side), transfer.c (the loop thread's:
+ * libcurl setup, callbacks, result) and stream.c (streaming and fed bodies, other side).
  *
- * Life cycle and ownership
- * ------------------------
- *   rx_transfer_new()            caller owns one reference
- *   rx_transfer_set_*()          caller fills in the request (only before submit)
- *   rx_engine_submit()           the engine takes a second reference; from now on only the loop
- *                                thread touches the request fields and the response fields
- *   loop thread: complete()      response fields are final, `state` becomes RX_DONE, the waiter
- *                                is woken, the engine drops its reference
- *   caller: read the response,   rx_transfer_take_body() hands the body allocation to the caller
- *   rx_transfer_unref()          the last reference frees everything
+ * Life cycle: one verb per transition, used the same way in code, comments and
+ * docs/architecture.md ("A transfer's life").
  *
- * The request body is *borrowed*: the submitter keeps it alive until the transfer is done.
- * No field is written by two threads; `state` and `refs` are the only shared words (atomics).
+ *   created     rx_transfer_new()            the caller owns one reference and fills in the
+ *                                            request with rx_transfer_set_*() (only now)
+ *   submitted   rx_engine_submit()           RX_QUEUED; the engine takes a second reference;
+ *                                            from now on only the loop thread touches request
+ *                                            and response fields
+ *   started     start_transfer (engine.c)    RX_ACTIVE; an easy handle is set up
+ *                                            (rx_transfer_setup) and attached to libcurl, or
+ *                                            waits for an HTTP/2 stream (origin.h)
+ *   done        libcurl reports it: rx_transfer_record_result(); or the engine ends it
+ *               (cancel, timeout, shutdown): rx_transfer_fail(); then finish_transfer
+ *               (engine.c) takes it off libcurl and recycles the easy handle
+ *               (rx_transfer_release_handle)
+ *   delivered   rx_transfer_deliver()        RX_DONE; response fields are final; the waiter is
+ *                                            woken (semaphore, or completion queue); the engine
+ *                                            drops its reference
+ *   freed       rx_transfer_unref()          the last reference frees everything
+ *
+ * A transfer the engine cannot start (closing, out of memory) goes from submitted straight to
+ * delivered (deliver_unstarted in engine.c). The request body is *borrowed*: the submitter
+ * keeps it alive until the transfer is delivered. No field is written by two threads; `state`
+ * and `refs` are the only shared words (atomics), and the streaming fields have their lock.
  */
 #ifndef RX_TRANSFER_H
 #define RX_TRANSFER_H
@@ -198,14 +211,14 @@ char *rx_transfer_take_body(rx_transfer *t, size_t *len);
 
 /* Loop thread only: configure a (reset) easy handle for this transfer; 0 or RX_E_NOMEM. */
 int rx_transfer_setup(rx_transfer *t, CURL *easy, CURLSH *share);
-/* Loop thread only: copy curl's verdict and the response facts into the transfer. */
-void rx_transfer_collect(rx_transfer *t, CURLcode result);
-/* Loop thread only: end without curl's verdict (cancel, our own timeouts, shutdown). */
-void rx_transfer_finish(rx_transfer *t, int error, const char *text);
+/* Loop thread only, "done": copy libcurl's verdict and the response facts into the transfer. */
+void rx_transfer_record_result(rx_transfer *t, CURLcode result);
+/* Loop thread only, "done" without libcurl's verdict (cancel, our timeouts, shutdown). */
+void rx_transfer_fail(rx_transfer *t, int error, const char *text);
 /* Loop thread only: let go of the easy handle's per-transfer allocations. */
-void rx_transfer_detach(rx_transfer *t);
-/* Loop thread only: publish the result and wake the waiter. */
-void rx_transfer_complete(rx_transfer *t);
+void rx_transfer_release_handle(rx_transfer *t);
+/* Loop thread only, "delivered": publish the result and wake the waiter. */
+void rx_transfer_deliver(rx_transfer *t);
 
 const char *rx_transfer_http_version(const rx_transfer *t);
 

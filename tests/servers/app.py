@@ -266,7 +266,11 @@ async def _status(send: Send, code: str) -> None:
     await _respond(send, status, f"status {status}".encode())
 
 
-async def _redirect(scope: Scope, send: Send, parts: list[str]) -> None:
+async def _redirect(scope: Scope, receive: Receive, send: Send, parts: list[str]) -> None:
+    # Read the request body first: hypercorn closes a connection whose request body was left
+    # unread, and a client that reuses it for the redirect's next hop would race that close
+    # (seen as httpx's "Server disconnected without sending a response" under load).
+    await _read_body(receive)
     if parts[:1] == ["loop"]:
         await _respond(send, 302, b"", None, [(b"location", scope["path"].encode())])
         return
@@ -431,7 +435,7 @@ class App:
             crumbs = [v.decode("latin-1") for n, v in scope["headers"] if n == b"cookie"]
             await _respond_json(send, {"cookie": "; ".join(crumbs) if crumbs else None})
         elif head == "redirect":
-            await _redirect(scope, send, parts[1:])
+            await _redirect(scope, receive, send, parts[1:])
         elif head == "slow":
             await asyncio.sleep(_clamp_float(dict(_query(scope)).get("delay", "1")))
             await _respond(send, 200, b"slow")

@@ -1,0 +1,179 @@
+/* A transfer's request side, used by the thread that submits it: creation and references,
+ * the setters that validate what goes on the wire, and the blocking wait for completion. The
+ * loop thread's side is transfer.c; streaming and fed bodies are stream.c. */
+#include "transfer.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+static long live_transfers; /* atomic */
+
+rx_transfer *rx_transfer_new(void)
+{
+    rx_transfer *t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return NULL;
+    if (sem_init(&t->done, 0, 0) != 0) {
+        free(t);
+        return NULL;
+    }
+    t->refs = 1;
+    t->heap_index = -1;
+    t->request_fd = CURL_SOCKET_BAD;
+    t->connect_timeout_ms = t->read_timeout_ms = t->write_timeout_ms = t->pool_timeout_ms = -1;
+    t->submit_cmd.transfer = t->cancel_cmd.transfer = t->resume_cmd.transfer = t;
+    pthread_mutex_init(&t->stream_lock, NULL);
+    pthread_cond_init(&t->stream_cond, NULL);
+    __atomic_add_fetch(&live_transfers, 1, __ATOMIC_RELAXED);
+    return t;
+}
+
+void rx_transfer_ref(rx_transfer *t) { __atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED); }
+
+void rx_transfer_unref(rx_transfer *t)
+{
+    if (__atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
+    /* The easy handle and header list are always released by the loop thread at completion. */
+    free(t->method);
+    free(t->url);
+    rx_tls_unref(t->tls);
+    rx_buffer_free(&t->header_lines);
+    rx_buffer_free(&t->headers);
+    rx_buffer_free(&t->body_buf);
+    rx_buffer_free(&t->upload_buf);
+    if (t->cq != NULL)
+        rx_cq_unref(t->cq);
+    sem_destroy(&t->done);
+    pthread_cond_destroy(&t->stream_cond);
+    pthread_mutex_destroy(&t->stream_lock);
+    free(t);
+    __atomic_sub_fetch(&live_transfers, 1, __ATOMIC_RELAXED);
+}
+
+long rx_transfer_live_count(void) { return __atomic_load_n(&live_transfers, __ATOMIC_RELAXED); }
+
+/* ---------------------------------------------------------------------------------------------
+ * Request setters. They refuse what would let a caller smuggle bytes onto the wire: a CR, LF or
+ * NUL in a header or URL would end the line early and start a request of the attacker's own.
+ */
+
+/* RFC 9110 token characters (method and header field names). */
+static int is_token_char(unsigned char c)
+{
+    if (c >= '0' && c <= '9') return 1;
+    if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') return 1;
+    return c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL;
+}
+
+static int is_token(const char *s, size_t len)
+{
+    if (len == 0)
+        return 0;
+    for (size_t i = 0; i < len; i++)
+        if (!is_token_char((unsigned char)s[i]))
+            return 0;
+    return 1;
+}
+
+static char *dup_n(const char *s, size_t len)
+{
+    char *p = malloc(len + 1);
+    if (p != NULL) {
+        memcpy(p, s, len);
+        p[len] = '\0';
+    }
+    return p;
+}
+
+int rx_transfer_set_method(rx_transfer *t, const char *method, size_t len)
+{
+    if (!is_token(method, len))
+        return RX_E_INVALID_METHOD;
+    free(t->method);
+    return (t->method = dup_n(method, len)) ? 0 : RX_E_NOMEM;
+}
+
+int rx_transfer_set_url(rx_transfer *t, const char *url, size_t len)
+{
+    /* The Python layer percent-encodes; anything not printable ASCII here is a bug or an attack. */
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)url[i];
+        if (c <= 0x20 || c >= 0x7f)
+            return RX_E_INVALID_URL;
+    }
+    free(t->url);
+    return (t->url = dup_n(url, len)) ? 0 : RX_E_NOMEM;
+}
+
+int rx_transfer_add_header(rx_transfer *t, const char *name, size_t name_len,
+                           const char *value, size_t value_len)
+{
+    if (!is_token(name, name_len))
+        return RX_E_INVALID_HEADER;
+    for (size_t i = 0; i < value_len; i++) {
+        char c = value[i];
+        if (c == '\r' || c == '\n' || c == '\0')
+            return RX_E_INVALID_HEADER;
+    }
+    if (name_len == 12 && strncasecmp(name, "content-type", 12) == 0)
+        t->has_content_type = 1;
+    rx_buffer *b = &t->header_lines;
+    /* curl sends "Name:" with no value only if written "Name;": an empty value must keep it. */
+    const char *sep = value_len ? ": " : ";";
+    size_t sep_len = value_len ? 2 : 1;
+    if (rx_buffer_append(b, name, name_len) || rx_buffer_append(b, sep, sep_len) ||
+        rx_buffer_append(b, value, value_len) || rx_buffer_append(b, "", 1))
+        return RX_E_NOMEM;
+    return 0;
+}
+
+void rx_transfer_set_tls(rx_transfer *t, rx_tls *tls)
+{
+    rx_tls_ref(tls);
+    rx_tls_unref(t->tls);
+    t->tls = tls;
+}
+
+void rx_transfer_set_completion_queue(rx_transfer *t, rx_completion_queue *cq)
+{
+    rx_cq_ref(cq);
+    if (t->cq != NULL)
+        rx_cq_unref(t->cq);
+    t->cq = cq;
+}
+
+int rx_transfer_wait(rx_transfer *t, long timeout_ms)
+{
+    int rc;
+    if (timeout_ms < 0) {
+        do
+            rc = sem_wait(&t->done);
+        while (rc != 0 && errno == EINTR);
+        return 0;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += timeout_ms / 1000;
+    ts.tv_nsec += (timeout_ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec += 1;
+        ts.tv_nsec -= 1000000000L;
+    }
+    rc = sem_clockwait(&t->done, CLOCK_MONOTONIC, &ts);
+    return rc == 0 ? 0 : errno;
+}
+
+char *rx_transfer_take_body(rx_transfer *t, size_t *len) { return rx_buffer_steal(&t->body_buf, len); }
+
+int rx_method_is_idempotent(const char *method)
+{
+    static const char *const idempotent[] = {"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"};
+    for (size_t i = 0; i < sizeof idempotent / sizeof *idempotent; i++)
+        if (strcmp(method, idempotent[i]) == 0)
+            return 1;
+    return 0;
+}

@@ -1,0 +1,140 @@
+/* Streaming responses and fed request bodies, the other thread's side: a consumer takes body
+ * bytes as they arrive, a feeder hands request body bytes over, each waiting (or arming its
+ * event loop's completion queue) when there is nothing to take or no room. The loop thread's
+ * side of both is in transfer.c (on_body, on_read). See "Streaming" in transfer.h. */
+#include "transfer.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---------------------------------------------------------------------------------------------
+ * Streaming, consumer side (see transfer.h).
+ */
+
+static int stream_ready_locked(rx_transfer *t, int want_body)
+{
+    if (rx_transfer_is_done(t))
+        return 1;
+    return want_body ? t->body_buf.len > 0 : t->headers_done;
+}
+
+int rx_stream_ready(rx_transfer *t, int want_body, int arm)
+{
+    pthread_mutex_lock(&t->stream_lock);
+    int ready = stream_ready_locked(t, want_body);
+    if (!ready && arm)
+        t->consumer_waiting = 1;
+    pthread_mutex_unlock(&t->stream_lock);
+    return ready;
+}
+
+static struct timespec deadline_after(long timeout_ms)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline); /* the condition variable's default clock */
+    deadline.tv_sec += timeout_ms / 1000;
+    deadline.tv_nsec += (timeout_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec += 1;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    return deadline;
+}
+
+/* Wait on stream_cond (lock held) until the deadline; 0, or ETIMEDOUT. */
+static int cond_wait_locked(rx_transfer *t, long timeout_ms, const struct timespec *deadline)
+{
+    if (timeout_ms < 0)
+        return pthread_cond_wait(&t->stream_cond, &t->stream_lock);
+    return pthread_cond_timedwait(&t->stream_cond, &t->stream_lock, deadline);
+}
+
+int rx_stream_wait(rx_transfer *t, int want_body, long timeout_ms)
+{
+    struct timespec deadline = deadline_after(timeout_ms < 0 ? 0 : timeout_ms);
+    int rc = 0;
+    pthread_mutex_lock(&t->stream_lock);
+    while (!stream_ready_locked(t, want_body) && rc == 0)
+        rc = cond_wait_locked(t, timeout_ms, &deadline);
+    int ready = stream_ready_locked(t, want_body);
+    pthread_mutex_unlock(&t->stream_lock);
+    return ready ? 0 : ETIMEDOUT;
+}
+
+char *rx_stream_take(rx_transfer *t, size_t *len, int *resume)
+{
+    pthread_mutex_lock(&t->stream_lock);
+    char *data = t->body_buf.len ? rx_buffer_steal(&t->body_buf, len) : NULL;
+    if (data == NULL)
+        *len = 0;
+    *resume = t->paused;
+    t->paused = 0;
+    pthread_mutex_unlock(&t->stream_lock);
+    return data;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Fed request bodies, feeder side (see transfer.h).
+ */
+
+static int upload_room_locked(rx_transfer *t)
+{
+    return rx_transfer_is_done(t) || t->upload_buf.len - t->upload_off < RX_UPLOAD_HIGH_WATER;
+}
+
+/* The transfer must be resumed if the read callback paused it for want of bytes. */
+static int take_upload_pause_locked(rx_transfer *t)
+{
+    int paused = t->upload_paused;
+    t->upload_paused = 0;
+    return paused;
+}
+
+int rx_upload_feed(rx_transfer *t, const char *data, size_t len, int arm, int *resume)
+{
+    *resume = 0;
+    pthread_mutex_lock(&t->stream_lock);
+    if (rx_transfer_is_done(t)) {
+        pthread_mutex_unlock(&t->stream_lock);
+        return -1;
+    }
+    if (!upload_room_locked(t)) {
+        if (arm)
+            t->consumer_waiting = 1;
+        pthread_mutex_unlock(&t->stream_lock);
+        return 0;
+    }
+    if (t->upload_off > 0) {
+        /* Slide the unsent tail to the front so the buffer does not creep forward. */
+        size_t left = t->upload_buf.len - t->upload_off;
+        memmove(t->upload_buf.data, t->upload_buf.data + t->upload_off, left);
+        t->upload_buf.len = left;
+        t->upload_off = 0;
+    }
+    int rc = rx_buffer_append(&t->upload_buf, data, len) == 0 ? 1 : -1;
+    *resume = take_upload_pause_locked(t);
+    pthread_mutex_unlock(&t->stream_lock);
+    return rc;
+}
+
+int rx_upload_wait(rx_transfer *t, long timeout_ms)
+{
+    struct timespec deadline = deadline_after(timeout_ms < 0 ? 0 : timeout_ms);
+    int rc = 0;
+    pthread_mutex_lock(&t->stream_lock);
+    while (!upload_room_locked(t) && rc == 0)
+        rc = cond_wait_locked(t, timeout_ms, &deadline);
+    int ready = upload_room_locked(t);
+    pthread_mutex_unlock(&t->stream_lock);
+    return ready ? 0 : ETIMEDOUT;
+}
+
+void rx_upload_end(rx_transfer *t, int *resume)
+{
+    pthread_mutex_lock(&t->stream_lock);
+    t->upload_eof = 1;
+    *resume = take_upload_pause_locked(t);
+    pthread_mutex_unlock(&t->stream_lock);
+}
