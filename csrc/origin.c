@@ -22,7 +22,7 @@ struct rx_origin {
 typedef struct {
     rx_origin *origin;        /* NULL: not one of ours */
     int http2;                /* known to speak HTTP/2 */
-    int requests;             /* our requests under way on it */
+    int awaiting;             /* our requests sent on it whose answer has not begun */
 } rx_socket_entry;
 
 struct rx_origins {
@@ -207,11 +207,13 @@ void rx_origin_request_started(rx_transfer *t, curl_socket_t fd)
     rx_socket_entry *entry = entry_for(o->all, fd, 0);
     if (entry == NULL || entry->origin != o)
         return;
-    t->request_fd = fd;
-    /* Two requests under way on one socket at once: it multiplexes, so it speaks HTTP/2
-     * (libcurl never pipelines HTTP/1.1). With prior knowledge it does from the start. */
-    if (++entry->requests >= 2 || t->http_version == RX_HTTP_2_PRIOR_KNOWLEDGE)
+    /* A request goes out on a socket where another still waits for its answer: the socket
+     * multiplexes, so it speaks HTTP/2. (HTTP/1.1 hands a connection on only after the whole
+     * answer came; libcurl never pipelines.) With prior knowledge it does from the start. */
+    if (entry->awaiting > 0 || t->http_version == RX_HTTP_2_PRIOR_KNOWLEDGE)
         mark_http2(o, entry);
+    entry->awaiting++;
+    t->request_fd = fd;
 }
 
 void rx_origin_request_ended(rx_transfer *t)
@@ -222,8 +224,8 @@ void rx_origin_request_ended(rx_transfer *t)
     if (o == NULL || fd == CURL_SOCKET_BAD)
         return;
     rx_socket_entry *entry = entry_for(o->all, fd, 0);
-    if (entry != NULL && entry->origin == o && entry->requests > 0)
-        entry->requests--;
+    if (entry != NULL && entry->origin == o && entry->awaiting > 0)
+        entry->awaiting--;
 }
 
 void rx_origin_forget(rx_origins *all, rx_transfer *t)
@@ -273,13 +275,14 @@ static rx_socket_entry *entry_for(rx_origins *all, curl_socket_t fd, int grow)
     return &all->by_fd[fd];
 }
 
-void rx_origin_note_http2(rx_transfer *t, curl_socket_t fd)
+void rx_origin_answer_started(rx_transfer *t, curl_socket_t fd, int http2)
 {
     rx_origin *o = t->origin;
     if (o == NULL)
         return;
+    rx_origin_request_ended(t);
     rx_socket_entry *entry = entry_for(o->all, fd, 0);
-    if (entry != NULL && entry->origin == o)
+    if (http2 && entry != NULL && entry->origin == o)
         mark_http2(o, entry);
 }
 
@@ -305,7 +308,7 @@ curl_socket_t rx_origin_open_socket(void *transfer, curlsocktype purpose,
     }
     entry->origin = o;
     entry->http2 = 0;
-    entry->requests = 0;
+    entry->awaiting = 0;
     o->sockets++;
     return fd;
 }
@@ -320,7 +323,7 @@ int rx_origin_close_socket(void *origins, curl_socket_t fd)
             release(o, -1, 1); /* the connection they waited for is gone: open a new one */
         entry->origin = NULL;
         entry->http2 = 0;
-        entry->requests = 0;
+        entry->awaiting = 0;
         drop_if_unused(o);
     }
     return close(fd);

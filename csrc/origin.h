@@ -11,8 +11,8 @@
  * HTTP/1.1 by ALPN needs more than one connection), so the engine does it:
  *
  *   - Sockets are opened through rx_origin_open_socket, which knows each transfer's origin.
- *     Once a socket is known to speak HTTP/2 (prior knowledge, two requests under way on it at
- *     once, or a response that came over HTTP/2), a transfer of that origin that asks libcurl for a new socket is refused one:
+ *     Once a socket is known to speak HTTP/2 (prior knowledge, a request sent on it while
+ *     another awaits its answer, or an answer that came over HTTP/2), a transfer of that origin that asks libcurl for a new socket is refused one:
  *     it fails to connect before anything was sent, and the engine puts it in its origin's
  *     wait list instead of completing it (rx_origin_should_wait).
  *   - New transfers join the wait list directly while it is not empty (first come, first
@@ -50,14 +50,15 @@ void rx_origin_forget(rx_origins *all, rx_transfer *t);
  * attaches each one (they pass rx_origin_admit again). */
 rx_transfer *rx_origin_take_released(rx_origins *all);
 
-/* From the prerequest callback: the transfer's request goes out on `fd` now. A socket with two
- * requests under way at once multiplexes, so it speaks HTTP/2; with prior knowledge every one
- * does. rx_origin_request_ended(): it is over (called by forget and should_wait too). */
+/* From the prerequest callback: the transfer's request goes out on `fd` now. A request sent
+ * while another on the same socket still waits for its answer shows the socket multiplexes,
+ * so it speaks HTTP/2; with prior knowledge every socket does.
+ * rx_origin_answer_started(): from the header callback, the final answer's headers are in
+ * (over HTTP/2 when `http2`, which also marks the socket).
+ * rx_origin_request_ended(): it is over (forget and should_wait call it too). */
 void rx_origin_request_started(rx_transfer *t, curl_socket_t fd);
+void rx_origin_answer_started(rx_transfer *t, curl_socket_t fd, int http2);
 void rx_origin_request_ended(rx_transfer *t);
-
-/* From the header callback: this transfer's response arrived over HTTP/2 on `fd`. */
-void rx_origin_note_http2(rx_transfer *t, curl_socket_t fd);
 
 /* CURLOPT_OPENSOCKETFUNCTION (data: the transfer) and CURLOPT_CLOSESOCKETFUNCTION (data: the
  * rx_origins, since a connection may close long after the transfer that opened it). */

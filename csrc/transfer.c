@@ -203,11 +203,11 @@ static void headers_complete(rx_transfer *t)
     long status = 0, version = 0;
     curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_getinfo(t->easy, CURLINFO_HTTP_VERSION, &version);
-    if (t->origin != NULL && version == CURL_HTTP_VERSION_2_0) {
-        /* Its connection speaks HTTP/2: others to the origin wait for a stream on it. */
+    if (t->origin != NULL) {
+        /* Over HTTP/2, others to the origin wait for a stream on this connection. */
         curl_socket_t fd = CURL_SOCKET_BAD;
         curl_easy_getinfo(t->easy, CURLINFO_ACTIVESOCKET, &fd);
-        rx_origin_note_http2(t, fd);
+        rx_origin_answer_started(t, fd, version == CURL_HTTP_VERSION_2_0);
     }
     if (!t->stream) {
         t->headers_done = 1;

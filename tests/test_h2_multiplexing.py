@@ -156,3 +156,30 @@ def test_threads_on_one_client_share_one_connection(target: Target, method: str)
         assert not any(thread.is_alive() for thread in workers), "a worker hung"
     assert not errors, errors[:3]
     assert target.connections() == 1
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(60)
+async def test_an_origin_that_chose_http11_still_gets_parallel_connections(
+    tls: TLSFiles, tls_h1_server: HypercornServer
+) -> None:
+    # http2=True, but the server offers only http/1.1 by ALPN: nothing multiplexes, so no
+    # request may be held back waiting for a stream; 10 requests of 0.5 s run side by side.
+    # (A first version of csrc/origin.c took such a connection for HTTP/2: one connection.)
+    tls_h1_server.reset_stats()
+    async with requestx.AsyncClient(http2=True, verify=tls.ca_file) as client:
+        versions: list[str] = []
+
+        async def one() -> None:
+            response = await client.get(tls_h1_server.url + "/slow?delay=0.5")
+            versions.append(response.http_version)
+
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+                for _ in range(10):
+                    group.start_soon(one)
+    assert versions == ["HTTP/1.1"] * 10
+    # Not all 10 need a connection of their own: a request that libcurl held back (PIPEWAIT)
+    # until the first connection's ALPN answer may take a connection another has finished with.
+    # Held back waiting for an HTTP/2 stream, they would share one.
+    assert tls_h1_server.connection_count() >= 5
