@@ -12,8 +12,9 @@ The trust store, in order:
 4. `verify=True` (the default): with `trust_env`, the file in `SSL_CERT_FILE` and the
    directory in `SSL_CERT_DIR` when set; otherwise the system store libcurl was built with
    (on Debian `/etc/ssl/certs`), which is what the operating system's administrators maintain
-   and corporate CAs are added to. Only when libcurl has no usable store of its own is
-   certifi's bundle used (httpx always uses certifi; `docs/differences.md`).
+   and corporate CAs are added to; when that store is missing (a wheel built on another
+   distribution), the first of the usual distribution locations that exists. Only when none
+   does is certifi's bundle used (httpx always uses certifi; `docs/differences.md`).
 
 Settings are built once per client configuration and shared by its transfers; the default
 one is cached, so constructing a client costs no file access.
@@ -80,17 +81,42 @@ def _default_verification(trust_env: bool) -> _core.TLSConfig | None:
     return _default_config
 
 
+# Where Linux distributions keep their CA store: bundle files, then hashed directories. The
+# libcurl inside a wheel has the store of the machine it was built on compiled in (AlmaLinux's
+# /etc/pki/tls/certs/ca-bundle.crt for manylinux), which the machine it runs on may not have;
+# and a compiled-in bundle that is missing fails every request (CURLE_SSL_CACERT_BADFILE) even
+# when the compiled-in directory exists.
+_SYSTEM_CA_FILES = (
+    "/etc/ssl/certs/ca-certificates.crt",  # Debian, Ubuntu, Arch, Gentoo
+    "/etc/pki/tls/certs/ca-bundle.crt",  # Fedora, RHEL, AlmaLinux
+    "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",  # RHEL 7 and later
+    "/etc/ssl/ca-bundle.pem",  # openSUSE
+    "/etc/ssl/cert.pem",  # Alpine
+)
+_SYSTEM_CA_DIRS = ("/etc/ssl/certs", "/etc/pki/tls/certs")
+
+
 def _system_store_or_certifi() -> _core.TLSConfig:
     cainfo, capath = _core.LIBCURL_CAINFO, _core.LIBCURL_CAPATH
-    if (cainfo and os.path.isfile(cainfo)) or (capath and os.path.isdir(capath)):
-        return _core.TLSConfig()  # libcurl's own store
+    file_ok = bool(cainfo) and os.path.isfile(cainfo or "")
+    dir_ok = bool(capath) and os.path.isdir(capath or "")
+    if (file_ok or dir_ok) and (file_ok or not cainfo) and (dir_ok or not capath):
+        return _core.TLSConfig()  # libcurl's own store, as it was built
+    found_file = next((f for f in (cainfo, *_SYSTEM_CA_FILES) if f and os.path.isfile(f)), None)
+    found_dir = next((d for d in (capath, *_SYSTEM_CA_DIRS) if d and os.path.isdir(d)), None)
+    if found_file or found_dir:
+        return _core.TLSConfig(
+            ca_file=os.fsencode(found_file) if found_file else None,
+            ca_path=os.fsencode(found_dir) if found_dir else None,
+        )
     try:
         import certifi
     except ImportError:
         raise ssl.SSLError(
             "No CA certificates to verify servers with: libcurl has no system store "
-            f"({cainfo or capath or 'none configured'}) and certifi is not installed. "
-            "Install certifi, or pass verify=<CA bundle path>."
+            f"({cainfo or capath or 'none configured'}), none was found where Linux "
+            "distributions keep theirs, and certifi is not installed. Install certifi, or "
+            "pass verify=<CA bundle path>."
         ) from None
     return _core.TLSConfig(ca_file=os.fsencode(certifi.where()))
 

@@ -8,6 +8,7 @@
 #   --nginx      also install nginx-light (the tests use it as an HTTP/2 server that answers
 #                before reading request bodies)
 #   --valgrind   also install valgrind
+#   --shellcheck also install shellcheck (the test command checks scripts/*.sh with it)
 #   --venv DIR   virtualenv location (default: <repo>/.venv)
 #   PYTHON=...   interpreter to build the virtualenv from (default: python3)
 #
@@ -25,6 +26,7 @@ venv="$repo/.venv"
 bench=0
 nginx=0
 valgrind=0
+shellcheck=0
 
 die() { echo "bootstrap: error: $*" >&2; exit 1; }
 say() { echo "bootstrap: $*"; }
@@ -34,6 +36,7 @@ while [ $# -gt 0 ]; do
         --bench) bench=1 ;;
         --nginx) nginx=1 ;;
         --valgrind) valgrind=1 ;;
+        --shellcheck) shellcheck=1 ;;
         --venv) [ $# -ge 2 ] || die "--venv needs a directory"; venv="$(realpath -m "$2")"; shift ;;
         -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' \
                        "${BASH_SOURCE[0]}"; exit 0 ;;
@@ -64,6 +67,7 @@ fi
 [ "$bench" = 1 ] && packages+=(nginx-light nghttp2-client)
 [ "$nginx" = 1 ] && [ "$bench" = 0 ] && packages+=(nginx-light)
 [ "$valgrind" = 1 ] && packages+=(valgrind)
+[ "$shellcheck" = 1 ] && packages+=(shellcheck)
 
 if command -v dpkg-query >/dev/null 2>&1; then
     missing=()

@@ -63,29 +63,6 @@ read -r nghttp2_version _ _ < <(pin nghttp2 tarball)
 
 cc="${CC:-cc}"
 command -v "$cc" >/dev/null 2>&1 || die "no C compiler ($cc); on Debian: apt-get install -y gcc"
-# Everything that changes the result goes into the key: the pins, this script, the compiler,
-# and the flags the caller passes through the environment.
-key_input="$(cat "$pins" "${BASH_SOURCE[0]}"; "$cc" --version | head -n 1; uname -m
-             echo "CFLAGS=${CFLAGS:-}")"
-key="$(printf '%s' "$key_input" | sha256sum | cut -c1-12)"
-prefix="$cache/curl-$curl_version-nghttp2-$nghttp2_version-$(uname -m)-$key"
-
-if [ "$print_prefix" = 1 ]; then
-    echo "$prefix"
-    exit 0
-fi
-if [ -f "$prefix/link-args.txt" ]; then
-    say "cached: libcurl $curl_version with nghttp2 $nghttp2_version in $prefix"
-    echo "$prefix"
-    exit 0
-fi
-
-for tool in cmake tar sha256sum; do
-    command -v "$tool" >/dev/null 2>&1 || die "$tool not found; on Debian: apt-get install -y cmake"
-done
-generator=(-G "Unix Makefiles")
-command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
-jobs="$(nproc 2>/dev/null || echo 2)"
 
 # --- static archives of the system libraries ----------------------------------------------
 # The compiler's own search path finds them, on Debian and in manylinux/musllinux images alike.
@@ -109,6 +86,34 @@ done
 if [ ${#missing_dev[@]} -gt 0 ]; then
     die "static libraries missing; on Debian: apt-get install -y $(printf '%s\n' "${missing_dev[@]}" | sort -u | tr '\n' ' ')"
 fi
+
+# Everything that changes the result goes into the key: the pins, this script, the compiler,
+# the flags the caller passes through the environment, and which static libraries were found
+# (a different OpenSSL on the search path must not reuse a build made against another).
+key_input="$(cat "$pins" "${BASH_SOURCE[0]}"; "$cc" --version | head -n 1; uname -m
+             echo "CFLAGS=${CFLAGS:-}"
+             for name in "${!system_lib[@]}"; do
+                 stat -c '%n %s %Y' "${system_lib[$name]}"
+             done | sort)"
+key="$(printf '%s' "$key_input" | sha256sum | cut -c1-12)"
+prefix="$cache/curl-$curl_version-nghttp2-$nghttp2_version-$(uname -m)-$key"
+
+if [ "$print_prefix" = 1 ]; then
+    echo "$prefix"
+    exit 0
+fi
+if [ -f "$prefix/link-args.txt" ]; then
+    say "cached: libcurl $curl_version with nghttp2 $nghttp2_version in $prefix"
+    echo "$prefix"
+    exit 0
+fi
+
+for tool in cmake tar sha256sum; do
+    command -v "$tool" >/dev/null 2>&1 || die "$tool not found; on Debian: apt-get install -y cmake"
+done
+generator=(-G "Unix Makefiles")
+command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+jobs="$(nproc 2>/dev/null || echo 2)"
 
 # --- sources ----------------------------------------------------------------------------------
 downloads="$cache/downloads"

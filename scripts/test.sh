@@ -10,14 +10,15 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 
-scripts/bootstrap.sh --valgrind --nginx
+scripts/bootstrap.sh --valgrind --nginx --shellcheck
 py=.venv/bin/python
 
 echo "test: building the extension"
 "$py" setup.py -q build_ext --inplace >/dev/null
-echo "test: ruff"
-"$py" -m ruff check requestx tests benchmarks setup.py
-"$py" -m ruff format --check requestx tests benchmarks setup.py
+echo "test: ruff, shellcheck"
+"$py" -m ruff check requestx tests benchmarks scripts setup.py
+"$py" -m ruff format --check requestx tests benchmarks scripts setup.py
+shellcheck scripts/*.sh .ci/run
 echo "test: mypy"
 "$py" -m mypy
 echo "test: pytest"

@@ -298,3 +298,24 @@ def test_clients_share_the_default_tls_settings() -> None:
     # settings object is built once and shared. Construction time: docs/performance.md.
     with requestx.Client() as first, requestx.Client() as second:
         assert first._tls is second._tls
+
+
+@pytest.mark.skipif(
+    not os.path.isfile("/etc/ssl/certs/ca-certificates.crt"), reason="not a Debian-style store"
+)
+def test_a_wheel_built_elsewhere_finds_this_systems_ca_store(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A manylinux wheel's libcurl has AlmaLinux's bundle path compiled in, missing on Debian:
+    # libcurl would then fail every request (CURLE_SSL_CACERT_BADFILE), so requestx hands it
+    # the store this system has instead of falling back to certifi.
+    from requestx import _core, _tls
+
+    monkeypatch.setattr(_core, "LIBCURL_CAINFO", "/etc/pki/tls/certs/ca-bundle.crt.missing")
+    monkeypatch.setattr(_core, "LIBCURL_CAPATH", None)
+    fields = _tls._system_store_or_certifi().fields()
+    assert fields["ca_file"] == b"/etc/ssl/certs/ca-certificates.crt"
+    assert fields["ca_path"] == b"/etc/ssl/certs"
+    # libcurl's own store, when it is there, is left to libcurl
+    monkeypatch.setattr(_core, "LIBCURL_CAINFO", "/etc/ssl/certs/ca-certificates.crt")
+    assert _tls._system_store_or_certifi().fields()["ca_file"] is None

@@ -1,0 +1,383 @@
+#!/usr/bin/env bash
+# Static, position-independent OpenSSL, zlib, brotli and zstd for building requestx wheels, in
+# images whose packages ship no static archives (manylinux_2_28 is AlmaLinux 8: openssl-devel
+# and friends have .so files only). scripts/build_libcurl.sh then links libcurl against them.
+#
+#   scripts/build_wheel_deps.sh [--prefix DIR] [--install-tools] [--system-static]
+#                               [--src NAME=DIR]... [--print-env]
+#
+#   --prefix DIR     where the libraries are installed (default: $REQUESTX_DEPS_PREFIX, else
+#                    /opt/requestx-deps); DIR/lib and DIR/include
+#   --install-tools  as root: install the build tools with the system's package manager (dnf,
+#                    yum, apk or apt-get); with --system-static on Alpine also the -static
+#                    packages (openssl-libs-static zlib-static brotli-static zstd-static)
+#   --system-static  use the system's static archive of a library where the compiler finds one
+#                    (cc -print-file-name=libX.a), and build only the others
+#   --src NAME=DIR   build NAME (openssl, zlib, brotli, zstd) from this unpacked tree instead
+#                    of the pinned release archive: for machines that cannot download it. Its
+#                    version is read from the tree; a version other than the pin is built with a
+#                    warning (the result is then not what the wheels ship)
+#   --print-env      print the environment the later build steps need and exit
+#
+# What the later steps need (pyproject.toml's [tool.cibuildwheel.linux] sets the same):
+#   LIBRARY_PATH=DIR/lib     so that `cc -print-file-name=libssl.a` (build_libcurl.sh) finds
+#                            these archives before any system one
+#   CPATH=DIR/include        so that their headers come before any system one
+#   OPENSSL_ROOT_DIR=DIR     for CMake's FindOpenSSL (curl's build)
+#   CMAKE_PREFIX_PATH=DIR    for curl's FindZLIB, FindBrotli, FindZstd
+#
+# Pins: the table below, each archive with its SHA-256; a download that does not match is
+# refused. The script ends by compiling and running a program against the installed headers
+# and archives, which fails if a header and its library disagree.
+# Needs: a C compiler, make, perl (OpenSSL's Configure), cmake (zstd), tar, sha256sum, and
+# curl, wget or python3 to download.
+set -euo pipefail
+
+# --- pins: name version sha256 url --------------------------------------------------------
+# The checksums were not computed from downloads here (the machine that wrote this could not
+# reach these hosts); each was checked against several independent public build recipes that
+# pin the same archive. See docs/wheels.md.
+pins="\
+openssl 3.5.9 603f5602e2eef00d77fbd429d34dcd5822bb301757a1bc9cdb24c670f1eb859a https://github.com/openssl/openssl/releases/download/openssl-3.5.9/openssl-3.5.9.tar.gz
+zlib    1.3.2 bb329a0a2cd0274d05519d61c667c062e06990d72e125ee2dfa8de64f0119d16 https://github.com/madler/zlib/releases/download/v1.3.2/zlib-1.3.2.tar.gz
+brotli  1.2.0 816c96e8e8f193b40151dad7e8ff37b1221d019dbcb9c35cd3fadbfe6477dfec https://github.com/google/brotli/archive/refs/tags/v1.2.0.tar.gz
+zstd    1.5.7 eb33e51f49a15e023950cd7825ca74a4a2b43db8354825ac24fc1b7ee09e6fa3 https://github.com/facebook/zstd/releases/download/v1.5.7/zstd-1.5.7.tar.gz"
+
+say() { echo "build_wheel_deps: $*" >&2; }
+die() { echo "build_wheel_deps: error: $*" >&2; exit 1; }
+
+prefix="${REQUESTX_DEPS_PREFIX:-/opt/requestx-deps}"
+install_tools=0
+system_static=0
+print_env=0
+declare -A src_override=()
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --prefix) [ $# -ge 2 ] || die "--prefix needs a directory"; prefix="$2"; shift ;;
+        --install-tools) install_tools=1 ;;
+        --system-static) system_static=1 ;;
+        --src)
+            if [ $# -lt 2 ] || [[ "$2" != *=* ]]; then die "--src needs NAME=DIR"; fi
+            case "${2%%=*}" in openssl|zlib|brotli|zstd) ;; *) die "--src: unknown library ${2%%=*}" ;; esac
+            [ -d "${2#*=}" ] || die "--src: ${2#*=} is not a directory"
+            src_override[${2%%=*}]="$(cd "${2#*=}" && pwd)"
+            shift ;;
+        --print-env) print_env=1 ;;
+        -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' \
+                       "${BASH_SOURCE[0]}"; exit 0 ;;
+        *) die "unknown option: $1 (try --help)" ;;
+    esac
+    shift
+done
+mkdir -p "$prefix"
+prefix="$(cd "$prefix" && pwd)"
+
+if [ "$print_env" = 1 ]; then
+    printf 'export LIBRARY_PATH=%q\n' "$prefix/lib${LIBRARY_PATH:+:$LIBRARY_PATH}"
+    printf 'export CPATH=%q\n' "$prefix/include${CPATH:+:$CPATH}"
+    printf 'export OPENSSL_ROOT_DIR=%q\n' "$prefix"
+    printf 'export CMAKE_PREFIX_PATH=%q\n' "$prefix${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+    exit 0
+fi
+
+# --- build tools ------------------------------------------------------------------------------
+if [ "$install_tools" = 1 ]; then
+    [ "$(id -u)" -eq 0 ] || die "--install-tools needs root"
+    if command -v dnf >/dev/null 2>&1 || command -v yum >/dev/null 2>&1; then
+        pm="$(command -v dnf || command -v yum)"
+        # perl-core: OpenSSL's Configure needs modules (IPC::Cmd, ...) minimal perl lacks.
+        # The compiler is the image's own (manylinux: gcc-toolset).
+        say "installing build tools with $(basename "$pm")"
+        "$pm" install -y -q perl-core cmake make tar xz >/dev/null
+    elif command -v apk >/dev/null 2>&1; then
+        tools=(perl cmake make linux-headers tar xz)
+        if [ "$system_static" = 1 ]; then
+            tools+=(openssl-dev openssl-libs-static zlib-dev zlib-static brotli-dev brotli-static
+                    zstd-dev zstd-static)
+        fi
+        say "installing with apk: ${tools[*]}"
+        apk add --no-cache -q "${tools[@]}" >/dev/null
+    elif command -v apt-get >/dev/null 2>&1; then
+        say "installing build tools with apt-get"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq perl cmake make tar xz-utils >/dev/null
+    else
+        die "--install-tools: no dnf, yum, apk or apt-get here"
+    fi
+fi
+
+cc="${CC:-cc}"
+for tool in "$cc" make tar sha256sum; do
+    command -v "$tool" >/dev/null 2>&1 || die "$tool not found (try --install-tools)"
+done
+jobs="$(nproc 2>/dev/null || echo 2)"
+
+pin() {  # pin NAME -> "version sha256 url"
+    awk -v n="$1" '$1 == n { print $2, $3, $4; found = 1 } END { if (!found) exit 1 }' \
+        <<<"$pins" || die "no pin for $1"
+}
+
+# --- which libraries to build -----------------------------------------------------------------
+# A static archive the compiler finds outside our prefix, for --system-static.
+system_archive() {
+    local path
+    path="$(readlink -f "$(LIBRARY_PATH='' "$cc" -print-file-name="lib$1.a")")"
+    [ -f "$path" ] && [[ "$path" != "$prefix"/* ]] && echo "$path"
+}
+# linkable_into_shared_object NAME ARCHIVE...: whether the parts of these archives libcurl uses
+# can go into a shared object, linked the way setup.py links them. A distribution may compile
+# its static archives as position-dependent (or -fPIE) code, which a shared object cannot hold.
+linkable_into_shared_object() {
+    local name="$1" probe symbols symbol
+    shift
+    case "$name" in
+        openssl) symbols="OPENSSL_init_ssl SSL_CTX_new SSL_connect X509_STORE_load_file EVP_sha256" ;;
+        zlib) symbols="zlibVersion inflateInit2_ inflate inflateEnd" ;;
+        brotli) symbols="BrotliDecoderCreateInstance BrotliDecoderDecompressStream" ;;
+        zstd) symbols="ZSTD_createDStream ZSTD_decompressStream ZSTD_freeDStream" ;;
+    esac
+    probe="$(mktemp -d "${TMPDIR:-/tmp}/requestx-pic.XXXXXX")"
+    {
+        for symbol in $symbols; do echo "extern void $symbol(void);"; done
+        echo "void *requestx_probe[] = {"
+        for symbol in $symbols; do echo "    (void *)$symbol,"; done
+        echo "};"
+    } >"$probe/probe.c"
+    if "$cc" -shared -fPIC -o "$probe/probe.so" "$probe/probe.c" "$@" -Wl,--exclude-libs,ALL \
+            -Wl,--no-undefined -ldl -pthread >"$probe/log" 2>&1; then
+        rm -rf "$probe"
+        return 0
+    fi
+    grep -m2 -i 'relocation\|undefined\|error' "$probe/log" >&2 || true
+    rm -rf "$probe"
+    return 1
+}
+declare -A archives=([openssl]="ssl crypto" [zlib]="z" [brotli]="brotlidec brotlicommon"
+                     [zstd]="zstd")
+to_build=()
+for name in openssl zlib brotli zstd; do
+    if [ "$system_static" = 1 ] && [ -z "${src_override[$name]:-}" ]; then
+        found=()
+        for lib in ${archives[$name]}; do
+            path="$(system_archive "$lib")" && found+=("$path")
+        done
+        if [ ${#found[@]} -eq "$(wc -w <<<"${archives[$name]}")" ]; then
+            if linkable_into_shared_object "$name" "${found[@]}"; then
+                say "$name: using the system's static archives (${found[*]})"
+                continue
+            fi
+            say "$name: the system's static archives cannot be linked into a shared object; building it"
+        fi
+    fi
+    to_build+=("$name")
+done
+
+# The prefix is reused when the same script (pins included), compiler and sources built it.
+stamp_input="$(cat "${BASH_SOURCE[0]}"; "$cc" --version | head -n 1; uname -m
+               echo "CFLAGS=${CFLAGS:-} build=${to_build[*]}"
+               for name in "${!src_override[@]}"; do echo "src $name=${src_override[$name]}"; done)"
+stamp="$(printf '%s' "$stamp_input" | sha256sum | cut -c1-16)"
+if [ -f "$prefix/.requestx-deps-$stamp" ]; then
+    say "up to date: $prefix"
+    exit 0
+fi
+
+downloads="${REQUESTX_DEPS_DOWNLOADS:-$prefix/downloads}"
+mkdir -p "$downloads" "$prefix/lib" "$prefix/include"
+work="$(mktemp -d "${TMPDIR:-/tmp}/requestx-deps.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+
+download() {  # download URL FILE
+    if command -v curl >/dev/null 2>&1; then
+        curl -fsSL --retry 3 --connect-timeout 20 --max-time 600 -o "$2" "$1"
+    elif command -v wget >/dev/null 2>&1; then
+        wget -q -T 60 -O "$2" "$1"
+    else
+        python3 -c 'import sys, urllib.request; urllib.request.urlretrieve(sys.argv[1], sys.argv[2])' "$1" "$2"
+    fi
+}
+
+# source_tree NAME: an unpacked tree of NAME in $work/NAME (the pinned archive, checked, or the
+# --src tree, copied so that the build does not write into it)
+source_tree() {
+    local version sha url file got
+    read -r version sha url < <(pin "$1")
+    if [ -n "${src_override[$1]:-}" ]; then
+        cp -a "${src_override[$1]}" "$work/$1"
+        return
+    fi
+    file="$downloads/$1-$version.tar.gz"
+    if [ -f "$file" ] && [ "$(sha256sum "$file" | cut -d' ' -f1)" = "$sha" ]; then
+        :
+    else
+        say "downloading $url"
+        download "$url" "$file.part" || { rm -f "$file.part"; die "could not download $url"; }
+        got="$(sha256sum "$file.part" | cut -d' ' -f1)"
+        if [ "$got" != "$sha" ]; then
+            rm -f "$file.part"
+            die "checksum mismatch for $url: expected $sha, got $got"
+        fi
+        mv "$file.part" "$file"
+    fi
+    mkdir -p "$work/$1"
+    tar -xzf "$file" -C "$work/$1" --strip-components=1
+}
+
+# tree_version NAME DIR: the version the unpacked tree says it is
+tree_version() {
+    case "$1" in
+        openssl) awk -F= '$1 == "MAJOR" { a = $2 } $1 == "MINOR" { b = $2 } $1 == "PATCH" { c = $2 }
+                          END { print a "." b "." c }' "$2/VERSION.dat" ;;
+        zlib) sed -n 's/^#define ZLIB_VERSION "\([0-9.]*\)".*/\1/p' "$2/zlib.h" ;;
+        brotli) awk '$1 != "#define" { next } $2 == "BROTLI_VERSION_MAJOR" { a = $3 }
+                     $2 == "BROTLI_VERSION_MINOR" { b = $3 } $2 == "BROTLI_VERSION_PATCH" { c = $3 }
+                     END { print a "." b "." c }' \
+                    "$2/c/common/version.h" ;;
+        zstd) awk '$1 != "#define" { next } $2 == "ZSTD_VERSION_MAJOR" { a = $3 }
+                   $2 == "ZSTD_VERSION_MINOR" { b = $3 } $2 == "ZSTD_VERSION_RELEASE" { c = $3 }
+                   END { print a "." b "." c }' \
+                  "$2/lib/zstd.h" ;;
+    esac
+}
+
+check_version() {  # check_version NAME: the tree must be the pinned version
+    local version got
+    read -r version _ _ < <(pin "$1")
+    got="$(tree_version "$1" "$work/$1" 2>/dev/null || true)"
+    if [ "$got" = "$version" ]; then
+        say "$1 $version: $(if [ -n "${src_override[$1]:-}" ]; then echo "from ${src_override[$1]}"; else echo "release archive (sha256 ok)"; fi)"
+    elif [ -n "${src_override[$1]:-}" ]; then
+        say "WARNING: $1 from ${src_override[$1]} is version ${got:-unknown}, not the pinned $version"
+    else
+        die "the $1 archive holds version ${got:-unknown}, not $version; refusing it"
+    fi
+    echo "$1 ${got:-unknown} ${src_override[$1]:-$(pin "$1" | cut -d' ' -f3)}" >>"$work/deps-info.txt"
+}
+
+pic_cflags="-O2 -fPIC ${CFLAGS:-}"
+
+build_openssl() {
+    local dir="$work/openssl"
+    # no-shared: archives only; no-module: providers (default, legacy) built into libcrypto, so
+    # nothing is loaded from a directory at run time. OPENSSLDIR is where OpenSSL looks for
+    # openssl.cnf; /usr/local/ssl (its default) is absent on most systems, so the wheel does not
+    # read a distribution's openssl.cnf written for another OpenSSL build. libcurl passes its
+    # own CA file/path, so OPENSSLDIR's certs are not used for verification.
+    # shellcheck disable=SC2086  # CFLAGS words are separate Configure arguments
+    (cd "$dir" && ./Configure --prefix="$prefix" --libdir=lib --openssldir=/usr/local/ssl \
+        no-shared no-module no-tests no-apps no-docs no-comp -fPIC ${CFLAGS:-}) \
+        >"$work/openssl.log" 2>&1 || { tail -n 30 "$work/openssl.log" >&2; die "openssl: Configure failed"; }
+    make -C "$dir" -j"$jobs" build_libs >>"$work/openssl.log" 2>&1 ||
+        { tail -n 30 "$work/openssl.log" >&2; die "openssl: build failed"; }
+    make -C "$dir" install_dev >>"$work/openssl.log" 2>&1 ||
+        { tail -n 30 "$work/openssl.log" >&2; die "openssl: install failed"; }
+}
+
+build_zlib() {
+    # zlib's library is a fixed list of C files: compiled here directly, with what its
+    # ./configure would turn on for Linux (unistd.h, stdarg.h, large files, hidden internals).
+    local dir="$work/zlib" obj="$work/zlib-obj" name
+    mkdir -p "$obj"
+    sed -i -e 's/^#if HAVE_UNISTD_H-0.*/#if 1/' -e 's/^#if HAVE_STDARG_H-0.*/#if 1/' \
+        -e 's/^#ifdef HAVE_UNISTD_H.*/#if 1/' -e 's/^#ifdef HAVE_STDARG_H.*/#if 1/' "$dir/zconf.h"
+    if grep -Eq '^#if(def)? HAVE_(UNISTD|STDARG)_H' "$dir/zconf.h" ||
+       [ "$(grep -c '^#if 1' "$dir/zconf.h")" -lt 2 ]; then
+        die "zlib: zconf.h is not laid out as expected; cannot configure it"
+    fi
+    for name in adler32 crc32 deflate infback inffast inflate inftrees trees zutil compress \
+                uncompr gzclose gzlib gzread gzwrite; do
+        # shellcheck disable=SC2086
+        "$cc" $pic_cflags -D_LARGEFILE64_SOURCE=1 -DHAVE_HIDDEN -I"$dir" \
+            -c "$dir/$name.c" -o "$obj/$name.o" || die "zlib: compiling $name.c failed"
+    done
+    rm -f "$prefix/lib/libz.a"
+    ar rcs "$prefix/lib/libz.a" "$obj"/*.o
+    install -m 644 "$dir/zlib.h" "$dir/zconf.h" "$prefix/include/"
+}
+
+build_brotli() {
+    # libcurl only decodes: libbrotlicommon and libbrotlidec, which are the C files of
+    # c/common and c/dec (what brotli's CMake compiles for those two targets).
+    local dir="$work/brotli" part file
+    for part in common dec; do
+        mkdir -p "$work/brotli-$part"
+        for file in "$dir/c/$part"/*.c; do
+            # shellcheck disable=SC2086
+            "$cc" $pic_cflags -I"$dir/c/include" -c "$file" \
+                -o "$work/brotli-$part/$(basename "$file" .c).o" || die "brotli: compiling $file failed"
+        done
+    done
+    rm -f "$prefix/lib/libbrotlicommon.a" "$prefix/lib/libbrotlidec.a"
+    ar rcs "$prefix/lib/libbrotlicommon.a" "$work/brotli-common"/*.o
+    ar rcs "$prefix/lib/libbrotlidec.a" "$work/brotli-dec"/*.o
+    mkdir -p "$prefix/include/brotli"
+    install -m 644 "$dir/c/include/brotli"/*.h "$prefix/include/brotli/"
+}
+
+build_zstd() {
+    command -v cmake >/dev/null 2>&1 || die "cmake not found (try --install-tools)"
+    # Decompression is all libcurl uses: no legacy formats, no multithreaded compression.
+    cmake -S "$work/zstd/build/cmake" -B "$work/zstd-build" -DCMAKE_BUILD_TYPE=Release \
+        -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DCMAKE_INSTALL_PREFIX="$prefix" \
+        -DCMAKE_INSTALL_LIBDIR=lib -DZSTD_BUILD_STATIC=ON -DZSTD_BUILD_SHARED=OFF \
+        -DZSTD_BUILD_PROGRAMS=OFF -DZSTD_BUILD_TESTS=OFF -DZSTD_BUILD_CONTRIB=OFF \
+        -DZSTD_LEGACY_SUPPORT=OFF -DZSTD_MULTITHREAD_SUPPORT=OFF >"$work/zstd.log" 2>&1 ||
+        { tail -n 30 "$work/zstd.log" >&2; die "zstd: cmake failed"; }
+    cmake --build "$work/zstd-build" --parallel "$jobs" >>"$work/zstd.log" 2>&1 ||
+        { tail -n 30 "$work/zstd.log" >&2; die "zstd: build failed"; }
+    cmake --install "$work/zstd-build" >>"$work/zstd.log" 2>&1 ||
+        { tail -n 30 "$work/zstd.log" >&2; die "zstd: install failed"; }
+}
+
+: >"$work/deps-info.txt"
+for name in ${to_build[@]+"${to_build[@]}"}; do
+    source_tree "$name"
+    check_version "$name"
+    say "building $name (static, PIC) into $prefix"
+    "build_$name"
+done
+
+# --- check: headers and archives agree, and the compiler finds ours first --------------------
+export LIBRARY_PATH="$prefix/lib${LIBRARY_PATH:+:$LIBRARY_PATH}"
+export CPATH="$prefix/include${CPATH:+:$CPATH}"
+link=()
+for lib in ssl crypto brotlidec brotlicommon zstd z; do
+    path="$(readlink -f "$("$cc" -print-file-name="lib$lib.a")")"
+    [ -f "$path" ] || die "the compiler does not find lib$lib.a"
+    say "lib$lib.a: $path"
+    link+=("$path")
+done
+cat >"$work/check.c" <<'EOF'
+#include <stdio.h>
+#include <string.h>
+#include <openssl/crypto.h>
+#include <openssl/opensslv.h>
+#include <zlib.h>
+#include <brotli/decode.h>
+#include <zstd.h>
+int main(void)
+{
+    unsigned b = BrotliDecoderVersion();
+    printf("%s; zlib %s; brotli %u.%u.%u; zstd %s\n", OpenSSL_version(OPENSSL_VERSION),
+           zlibVersion(), b >> 24, (b >> 12) & 0xfff, b & 0xfff, ZSTD_versionString());
+    if (OpenSSL_version_num() != OPENSSL_VERSION_NUMBER || strcmp(zlibVersion(), ZLIB_VERSION) != 0
+        || ZSTD_versionNumber() != ZSTD_VERSION_NUMBER) {
+        fprintf(stderr, "a header does not match its library\n");
+        return 1;
+    }
+    return 0;
+}
+EOF
+"$cc" -o "$work/check" "$work/check.c" "${link[@]}" -ldl -pthread ||
+    die "the check program does not link against these libraries"
+versions="$("$work/check")" || die "headers and libraries disagree"
+say "check: $versions"
+
+{
+    echo "# scripts/build_wheel_deps.sh, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    cat "$work/deps-info.txt"
+    echo "linked: $versions"
+} >"$prefix/deps-info.txt"
+rm -f "$prefix"/.requestx-deps-*
+touch "$prefix/.requestx-deps-$stamp"
+say "done: $prefix (add it to the environment: $0 --prefix $prefix --print-env)"

@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Check an installed requestx: which libcurl it carries and that no system libcurl is used.
+
+    python scripts/check_wheel.py [--require-installed]
+
+Prints the libcurl build inside the extension (``requestx.__libcurl__``), then checks:
+
+* after ``import requestx``, no shared libcurl or libnghttp2 is mapped into the process
+  (``/proc/self/maps``): the extension carries its own, statically linked;
+* loading the extension alone (in a fresh interpreter, with ctypes) maps none of the shared
+  libraries the bundled build replaces: libcurl, libnghttp2, libssl, libcrypto, libz, libbrotli*,
+  libzstd (``import requestx`` itself maps Python's own libssl through the ``ssl`` module, so
+  that check has to leave Python's modules out);
+* libcurl has HTTP/2, brotli and zstd.
+
+It also says whether libcurl's compiled-in CA store exists on this machine (a wheel carries the
+paths of the machine that built it); that is reported, not failed.
+
+``--require-installed`` also fails when requestx is imported from a source checkout rather than
+from site-packages. Exit status: 0 when every check passes, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+# Shared libraries the bundled, static build makes unnecessary.
+BUNDLED = ("libcurl", "libnghttp2", "libssl", "libcrypto", "libz.", "libbrotli", "libzstd")
+REQUIRED_FEATURES = ("http2", "brotli", "zstd")
+
+# Run in a fresh interpreter: the libraries mapped by loading the extension and nothing else.
+_LOAD_EXTENSION_ALONE = """
+import ctypes, sys
+def mapped():
+    with open("/proc/self/maps") as f:
+        return {line.split()[-1] for line in f if "/" in line}
+before = mapped()
+ctypes.CDLL(sys.argv[1])
+for path in sorted(mapped() - before):
+    print(path)
+"""
+
+
+def mapped_files() -> set[str]:
+    """The files mapped into this process."""
+    with open("/proc/self/maps") as maps:
+        return {line.split()[-1] for line in maps if "/" in line}
+
+
+def extension_path() -> Path:
+    """The requestx._core shared object, found without importing requestx."""
+    spec = importlib.util.find_spec("requestx")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("check_wheel: requestx is not installed")
+    for folder in spec.submodule_search_locations:
+        found = sorted(Path(folder).glob("_core*.so"))
+        if found:
+            return found[0]
+    raise SystemExit("check_wheel: requestx has no _core extension module")
+
+
+def libraries_the_extension_maps(path: Path) -> list[str]:
+    result = subprocess.run(
+        [sys.executable, "-c", _LOAD_EXTENSION_ALONE, str(path)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    own = path.resolve()
+    return [line for line in result.stdout.splitlines() if line and Path(line).resolve() != own]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--require-installed",
+        action="store_true",
+        help="fail unless requestx is imported from site-packages (not a source checkout)",
+    )
+    args = parser.parse_args(argv)
+    failures: list[str] = []
+
+    extension = extension_path()
+    own_libraries = libraries_the_extension_maps(extension)
+
+    import requestx
+
+    where = Path(requestx.__file__).resolve()
+    print(f"requestx {requestx.__version__} from {where.parent}")
+    print(f"extension: {extension.name}")
+    if args.require_installed and "site-packages" not in where.parts:
+        failures.append(f"requestx is imported from {where.parent}, not from site-packages")
+
+    info = requestx.__libcurl__
+    print("libcurl:")
+    width = max(len(key) for key in info)
+    for key, value in info.items():
+        shown = " ".join(value) if isinstance(value, tuple) else value
+        if key == "version_num" and isinstance(value, int):
+            shown = f"0x{value:06x}"
+        print(f"  {key:<{width}}  {shown}")
+
+    for feature in REQUIRED_FEATURES:
+        if not info.get(feature):
+            failures.append(f"libcurl is built without {feature}")
+
+    # The CA store compiled into libcurl is the build machine's; say whether it exists here.
+    cainfo, capath = info.get("cainfo"), info.get("capath")
+    store_here = (isinstance(cainfo, str) and os.path.isfile(cainfo)) or (
+        isinstance(capath, str) and os.path.isdir(capath)
+    )
+    if store_here:
+        print("CA store: libcurl's compiled-in store exists on this machine")
+    else:
+        fallback = "certifi" if importlib.util.find_spec("certifi") else "nothing (no certifi)"
+        print(
+            f"CA store: WARNING: neither {cainfo} nor {capath} exists here; verify=True falls "
+            f"back to {fallback} (SSL_CERT_FILE / SSL_CERT_DIR still apply)"
+        )
+
+    after_import = mapped_files()
+    shared_curl = sorted(
+        path
+        for path in after_import
+        if os.path.basename(path).startswith(("libcurl", "libnghttp2"))
+    )
+    if shared_curl:
+        failures.append("a shared libcurl/libnghttp2 is loaded: " + ", ".join(shared_curl))
+    else:
+        print("maps: no shared libcurl or libnghttp2 loaded after import requestx")
+
+    print("libraries the extension maps when loaded alone:")
+    for path in own_libraries:
+        print(f"  {path}")
+    if not own_libraries:
+        print("  (none beyond what the interpreter has mapped already)")
+    replaced = [path for path in own_libraries if os.path.basename(path).startswith(BUNDLED)]
+    if replaced:
+        failures.append(
+            "the extension needs shared libraries it should carry: " + ", ".join(replaced)
+        )
+
+    for failure in failures:
+        print(f"FAIL: {failure}", file=sys.stderr)
+    print("check_wheel: " + ("FAILED" if failures else "ok"))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
