@@ -14,15 +14,15 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "deadlines.h"
 #include "origin.h"
+#include "spin.h"
 
 __thread int64_t rx_loop_now_ms;
 
 enum { RX_CMD_SUBMIT = 1, RX_CMD_CANCEL = 2, RX_CMD_RESUME = 3 };
 enum { MAX_EVENTS = 64, EASY_POOL_MAX = 128 };
 
-/* Spin-before-sleep for blocking waiters (see rx_engine_spin_wait). */
-enum { SPIN_MAX_US = 60, SPIN_PROBE_EVERY = 16 };
 
 struct rx_engine {
     /* Shared with other threads: guarded by `lock`. */
@@ -43,8 +43,7 @@ struct rx_engine {
     rx_origins *origins;     /* HTTP/2 origins: one connection each (origin.h) */
     int64_t curl_timer_us;   /* absolute time curl wants a timeout call, -1 = none */
     rx_transfer *active;     /* doubly linked list of attached transfers */
-    rx_transfer **heap;      /* min-heap on deadline_ms: transfers with a timeout armed */
-    long heap_len, heap_cap;
+    rx_deadlines deadlines;  /* transfers with a timeout armed, earliest first */
     CURL *easy_pool[EASY_POOL_MAX];
     int easy_pooled;
     long keepalive_expiry_s; /* applied to each transfer as CURLOPT_MAXAGE_CONN; < 0 = default */
@@ -52,11 +51,7 @@ struct rx_engine {
     int64_t stale_timer_backoff_us; /* see the CURL_SOCKET_TIMEOUT call in loop_main() */
     int64_t busy_until_us;   /* see wait_for_events() */
 
-    /* Spin heuristics for blocking waiters (relaxed atomics: a hint, not state). */
-    int spinners;            /* waiters spinning right now (at most one spins) */
-    int wait_estimate_us;    /* moving average of submit-to-completion times of waits */
-    int waits_since_probe;   /* waits that did not spin since the last probing spin */
-    int may_spin;            /* more than one CPU online */
+    rx_spin spin;            /* blocking waiters' spin heuristics (any thread, spin.h) */
 
     /* Statistics (written by the loop thread, read racily by anyone). */
     long running, completed, wakeups, sleeps;
@@ -131,77 +126,6 @@ void rx_engine_resume(rx_engine *e, rx_transfer *t)
         rx_transfer_unref(t);
 }
 
-/* ---------------------------------------------------------------------------------------------
- * Timeout heap (loop thread). Keys are lazy: activity moves a transfer's real deadline later
- * without touching the heap; when an entry reaches the top too early it is re-keyed instead.
- */
-
-static void heap_swap(rx_engine *e, long i, long j)
-{
-    rx_transfer *a = e->heap[i], *b = e->heap[j];
-    e->heap[i] = b;
-    e->heap[j] = a;
-    b->heap_index = i;
-    a->heap_index = j;
-}
-
-static void heap_up(rx_engine *e, long i)
-{
-    while (i > 0) {
-        long parent = (i - 1) / 2;
-        if (e->heap[parent]->deadline_ms <= e->heap[i]->deadline_ms)
-            break;
-        heap_swap(e, i, parent);
-        i = parent;
-    }
-}
-
-static void heap_down(rx_engine *e, long i)
-{
-    for (;;) {
-        long l = 2 * i + 1, r = l + 1, m = i;
-        if (l < e->heap_len && e->heap[l]->deadline_ms < e->heap[m]->deadline_ms)
-            m = l;
-        if (r < e->heap_len && e->heap[r]->deadline_ms < e->heap[m]->deadline_ms)
-            m = r;
-        if (m == i)
-            return;
-        heap_swap(e, i, m);
-        i = m;
-    }
-}
-
-static int heap_push(rx_engine *e, rx_transfer *t)
-{
-    if (e->heap_len == e->heap_cap) {
-        long cap = e->heap_cap ? e->heap_cap * 2 : 64;
-        rx_transfer **h = realloc(e->heap, (size_t)cap * sizeof *h);
-        if (h == NULL)
-            return -1;
-        e->heap = h;
-        e->heap_cap = cap;
-    }
-    t->heap_index = e->heap_len;
-    e->heap[e->heap_len++] = t;
-    heap_up(e, t->heap_index);
-    return 0;
-}
-
-static void heap_remove(rx_engine *e, rx_transfer *t)
-{
-    long i = t->heap_index;
-    if (i < 0)
-        return;
-    t->heap_index = -1;
-    e->heap_len--;
-    if (i == e->heap_len)
-        return;
-    e->heap[i] = e->heap[e->heap_len];
-    e->heap[i]->heap_index = i;
-    heap_up(e, i);
-    heap_down(e, e->heap[i]->heap_index);
-}
-
 /* The smallest of the timeouts that can apply once connected (< 0 if none is set). */
 static long exchange_timeout(const rx_transfer *t)
 {
@@ -235,7 +159,7 @@ static int64_t current_deadline(const rx_transfer *t)
 
 static void finish_transfer(rx_engine *e, rx_transfer *t)
 {
-    heap_remove(e, t);
+    rx_deadlines_remove(&e->deadlines, t);
     rx_origin_forget(e->origins, t);
     if (t->active_prev)
         t->active_prev->active_next = t->active_next;
@@ -346,7 +270,7 @@ static void start_transfer(rx_engine *e, rx_transfer *t)
         first = t->pool_timeout_ms;
     if (first >= 0) {
         t->deadline_ms = t->started_ms + first;
-        if (heap_push(e, t) != 0) {
+        if (rx_deadlines_add(&e->deadlines, t) != 0) {
             rx_transfer_fail(t, RX_E_NOMEM, "out of memory arming a timeout");
             finish_transfer(e, t);
             return;
@@ -443,8 +367,8 @@ static void reap_completions(rx_engine *e)
 
 static void expire_deadlines(rx_engine *e)
 {
-    while (e->heap_len > 0) {
-        rx_transfer *t = e->heap[0];
+    rx_transfer *t;
+    while ((t = rx_deadlines_first(&e->deadlines)) != NULL) {
         if (t->deadline_ms > rx_loop_now_ms)
             return;
         int64_t deadline = current_deadline(t);
@@ -470,8 +394,7 @@ static void expire_deadlines(rx_engine *e)
             long next = exchange_timeout(t);
             deadline = rx_loop_now_ms + (next >= 0 ? next : 60000);
         }
-        t->deadline_ms = deadline;
-        heap_down(e, 0);
+        rx_deadlines_rekey_first(&e->deadlines, deadline);
     }
 }
 
@@ -500,8 +423,9 @@ static void run_commands(rx_engine *e)
 static int next_wait_ms(rx_engine *e)
 {
     int64_t wake_us = e->curl_timer_us;
-    if (e->heap_len > 0) {
-        int64_t heap_us = e->heap[0]->deadline_ms * 1000;
+    rx_transfer *first = rx_deadlines_first(&e->deadlines);
+    if (first != NULL) {
+        int64_t heap_us = first->deadline_ms * 1000;
         if (wake_us < 0 || heap_us < wake_us)
             wake_us = heap_us;
     }
@@ -550,7 +474,7 @@ static int wait_for_events(rx_engine *e, struct epoll_event *events)
     int64_t now = rx_clock_us();
     if (e->running > 0)
         e->busy_until_us = now + LOOP_LINGER_US;
-    if (timeout != 0 && now < e->busy_until_us && e->may_spin) {
+    if (timeout != 0 && now < e->busy_until_us && e->spin.may_spin) {
         int64_t until = now + LOOP_SPIN_US;
         do {
             int n = epoll_wait(e->epoll_fd, events, MAX_EVENTS, 0);
@@ -614,80 +538,10 @@ static void *loop_main(void *arg)
     return NULL;
 }
 
-/* ---------------------------------------------------------------------------------------------
- * Spin-before-sleep (caller's thread).
- *
- * A blocking request to a nearby server often finishes within tens of microseconds of being
- * submitted. Putting the waiter to sleep and waking it again costs more than that: two
- * scheduler passes, and on virtual machines an inter-processor interrupt and a halted vCPU to
- * resume (measured on the 2-vCPU CI machine: keep-alive GET against a local nginx went from
- * 11.6k to 56.6k requests/s and from 40 to 31 us of CPU per request with a 50 us spin).
- *
- * The spin is bounded and adaptive, so slow servers do not pay for it: every wait's
- * submit-to-completion time (spinning or sleeping) feeds a moving average, and a waiter spins
- * only when that average is below SPIN_MAX_US, for a little longer than the average; otherwise
- * one wait in SPIN_PROBE_EVERY spins to re-measure. One waiter at a time spins, yielding the
- * CPU between checks (the loop thread may need this very CPU); never on a single CPU.
- */
+/* Blocking waiters spin briefly before they sleep (spin.h); the engine keeps their estimate. */
+int rx_engine_spin_wait(rx_engine *e, rx_transfer *t) { return rx_spin_wait(&e->spin, t); }
 
-int rx_engine_spin_wait(rx_engine *e, rx_transfer *t)
-{
-    t->wait_started_us = rx_clock_us();
-    if (!e->may_spin)
-        return 0;
-    int estimate = __atomic_load_n(&e->wait_estimate_us, __ATOMIC_RELAXED);
-    int probe = 0;
-    if (estimate > SPIN_MAX_US) {
-        /* Waits that sleep include the wake-up latency, so the average can stay high after
-         * the server got fast again: every SPIN_PROBE_EVERY waits, spin once to look. */
-        if (__atomic_add_fetch(&e->waits_since_probe, 1, __ATOMIC_RELAXED) < SPIN_PROBE_EVERY)
-            return 0;
-        __atomic_store_n(&e->waits_since_probe, 0, __ATOMIC_RELAXED);
-        probe = 1;
-    }
-    if (__atomic_fetch_add(&e->spinners, 1, __ATOMIC_ACQUIRE) != 0) {
-        __atomic_fetch_sub(&e->spinners, 1, __ATOMIC_RELEASE);
-        return 0;
-    }
-    int budget = probe ? SPIN_MAX_US : estimate + estimate / 4 + 5;
-    if (budget > SPIN_MAX_US)
-        budget = SPIN_MAX_US;
-    int done = 0;
-    int64_t until = t->wait_started_us + budget;
-    for (;;) {
-        if (rx_transfer_is_done(t) && sem_trywait(&t->done) == 0) {
-            done = 1;
-            break;
-        }
-        if (rx_clock_us() >= until)
-            break;
-        /* Yield rather than only pause: if the loop thread (or the server) is runnable on this
-         * CPU, a pure spin would keep it off the CPU it needs to finish our transfer. */
-        sched_yield();
-    }
-    __atomic_fetch_sub(&e->spinners, 1, __ATOMIC_RELEASE);
-    if (done && probe) /* a probe that caught the completion is the best evidence we have */
-        __atomic_store_n(&e->wait_estimate_us, (int)(t->completed_us - t->wait_started_us),
-                         __ATOMIC_RELAXED);
-    else if (done)
-        rx_engine_wait_finished(e, t);
-    return done;
-}
-
-void rx_engine_wait_finished(rx_engine *e, rx_transfer *t)
-{
-    if (t->wait_started_us == 0)
-        return;
-    int64_t sample = t->completed_us - t->wait_started_us;
-    if (sample < 0)
-        sample = 0;
-    if (sample > 1000000)
-        sample = 1000000;
-    int estimate = __atomic_load_n(&e->wait_estimate_us, __ATOMIC_RELAXED);
-    /* Moving average with weight 1/8: a few slow requests do not switch spinning off. */
-    estimate += ((int)sample - estimate) / 8;
-    __atomic_store_n(&e->wait_estimate_us, estimate, __ATOMIC_RELAXED);
-}
+void rx_engine_wait_finished(rx_engine *e, rx_transfer *t) { rx_spin_wait_finished(&e->spin, t); }
 
 /* ---------------------------------------------------------------------------------------------
  * Life cycle (caller's thread).
@@ -723,8 +577,7 @@ rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len)
     }
     e->epoll_fd = e->wake_fd = -1;
     e->curl_timer_us = -1;
-    e->wait_estimate_us = SPIN_MAX_US / 2;
-    e->may_spin = sysconf(_SC_NPROCESSORS_ONLN) > 1;
+    rx_spin_init(&e->spin);
     pthread_mutex_init(&e->lock, NULL);
 
     e->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
@@ -842,7 +695,7 @@ void rx_engine_free(rx_engine *e)
     if (rx_engine_close(e, 2000) != 0)
         return; /* the loop thread may still touch it */
     pthread_mutex_destroy(&e->lock);
-    free(e->heap);
+    rx_deadlines_free(&e->deadlines);
     free(e);
 }
 

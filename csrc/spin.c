@@ -1,0 +1,76 @@
+/* Spin-before-sleep for blocking waiters (caller's thread; see spin.h for why). */
+#include "spin.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include "clock.h"
+
+enum { SPIN_MAX_US = 60, SPIN_PROBE_EVERY = 16 };
+
+void rx_spin_init(rx_spin *e)
+{
+    e->spinners = 0;
+    e->waits_since_probe = 0;
+    e->wait_estimate_us = SPIN_MAX_US / 2;
+    e->may_spin = sysconf(_SC_NPROCESSORS_ONLN) > 1;
+}
+
+int rx_spin_wait(rx_spin *e, rx_transfer *t)
+{
+    t->wait_started_us = rx_clock_us();
+    if (!e->may_spin)
+        return 0;
+    int estimate = __atomic_load_n(&e->wait_estimate_us, __ATOMIC_RELAXED);
+    int probe = 0;
+    if (estimate > SPIN_MAX_US) {
+        /* Waits that sleep include the wake-up latency, so the average can stay high after
+         * the server got fast again: every SPIN_PROBE_EVERY waits, spin once to look. */
+        if (__atomic_add_fetch(&e->waits_since_probe, 1, __ATOMIC_RELAXED) < SPIN_PROBE_EVERY)
+            return 0;
+        __atomic_store_n(&e->waits_since_probe, 0, __ATOMIC_RELAXED);
+        probe = 1;
+    }
+    if (__atomic_fetch_add(&e->spinners, 1, __ATOMIC_ACQUIRE) != 0) {
+        __atomic_fetch_sub(&e->spinners, 1, __ATOMIC_RELEASE);
+        return 0;
+    }
+    int budget = probe ? SPIN_MAX_US : estimate + estimate / 4 + 5;
+    if (budget > SPIN_MAX_US)
+        budget = SPIN_MAX_US;
+    int done = 0;
+    int64_t until = t->wait_started_us + budget;
+    for (;;) {
+        if (rx_transfer_is_done(t) && sem_trywait(&t->done) == 0) {
+            done = 1;
+            break;
+        }
+        if (rx_clock_us() >= until)
+            break;
+        /* Yield rather than only pause: if the loop thread (or the server) is runnable on this
+         * CPU, a pure spin would keep it off the CPU it needs to finish our transfer. */
+        sched_yield();
+    }
+    __atomic_fetch_sub(&e->spinners, 1, __ATOMIC_RELEASE);
+    if (done && probe) /* a probe that caught the completion is the best evidence we have */
+        __atomic_store_n(&e->wait_estimate_us, (int)(t->completed_us - t->wait_started_us),
+                         __ATOMIC_RELAXED);
+    else if (done)
+        rx_spin_wait_finished(e, t);
+    return done;
+}
+
+void rx_spin_wait_finished(rx_spin *e, rx_transfer *t)
+{
+    if (t->wait_started_us == 0)
+        return;
+    int64_t sample = t->completed_us - t->wait_started_us;
+    if (sample < 0)
+        sample = 0;
+    if (sample > 1000000)
+        sample = 1000000;
+    int estimate = __atomic_load_n(&e->wait_estimate_us, __ATOMIC_RELAXED);
+    /* Moving average with weight 1/8: a few slow requests do not switch spinning off. */
+    estimate += ((int)sample - estimate) / 8;
+    __atomic_store_n(&e->wait_estimate_us, estimate, __ATOMIC_RELAXED);
+}
