@@ -126,32 +126,6 @@ void rx_engine_resume(rx_engine *e, rx_transfer *t)
         rx_transfer_unref(t);
 }
 
-/* The smallest of the timeouts that can apply once connected (< 0 if none is set). */
-static long exchange_timeout(const rx_transfer *t)
-{
-    long a = t->read_timeout_ms, b = t->write_timeout_ms;
-    if (a < 0)
-        return b;
-    return (b < 0 || a < b) ? a : b;
-}
-
-/* The deadline that applies to a transfer now, or -1 when none does. */
-static int64_t current_deadline(const rx_transfer *t)
-{
-    switch (t->phase) {
-    case RX_PHASE_WAITING:
-        /* Still queued for a connection (pool limit reached). */
-        return t->pool_timeout_ms < 0 ? -1 : t->started_ms + t->pool_timeout_ms;
-    case RX_PHASE_CONNECTING:
-        return -1; /* curl's CONNECTTIMEOUT_MS covers connecting and the TLS handshake */
-    default: {
-        if (t->curl_paused)
-            return -1; /* the consumer is behind, not the server: no read timeout runs */
-        long timeout = rx_transfer_uploading(t) ? t->write_timeout_ms : t->read_timeout_ms;
-        return timeout < 0 ? -1 : t->last_activity_ms + timeout;
-    }
-    }
-}
 
 /* ---------------------------------------------------------------------------------------------
  * Starting and ending transfers (loop thread).
@@ -263,13 +237,9 @@ static void start_transfer(rx_engine *e, rx_transfer *t)
     e->active = t;
     e->running++;
     __atomic_store_n(&t->state, RX_ACTIVE, __ATOMIC_RELAXED);
-    /* A heap key may be early (it is then re-keyed) but never late. Real deadlines only move
-     * later, except when the phase changes; so the first key is the earliest any phase allows. */
-    long first = exchange_timeout(t);
-    if (t->pool_timeout_ms >= 0 && (first < 0 || t->pool_timeout_ms < first))
-        first = t->pool_timeout_ms;
+    int64_t first = rx_transfer_first_deadline(t);
     if (first >= 0) {
-        t->deadline_ms = t->started_ms + first;
+        t->deadline_ms = first;
         if (rx_deadlines_add(&e->deadlines, t) != 0) {
             rx_transfer_fail(t, RX_E_NOMEM, "out of memory arming a timeout");
             finish_transfer(e, t);
@@ -365,36 +335,16 @@ static void reap_completions(rx_engine *e)
     }
 }
 
+/* Transfers whose timeout ran out fail with it; the others get a later key (deadlines.h). */
 static void expire_deadlines(rx_engine *e)
 {
     rx_transfer *t;
-    while ((t = rx_deadlines_first(&e->deadlines)) != NULL) {
-        if (t->deadline_ms > rx_loop_now_ms)
-            return;
-        int64_t deadline = current_deadline(t);
-        if (deadline >= 0 && deadline <= rx_loop_now_ms) {
-            switch (t->phase) {
-            case RX_PHASE_WAITING:
-                rx_transfer_fail(t, RX_E_POOL_TIMEOUT,
-                                   "timed out waiting for a connection from the pool");
-                break;
-            default:
-                if (rx_transfer_uploading(t))
-                    rx_transfer_fail(t, RX_E_WRITE_TIMEOUT, "timed out sending the request body");
-                else
-                    rx_transfer_fail(t, RX_E_READ_TIMEOUT, "timed out waiting for response data");
-            }
+    int64_t next;
+    while ((t = rx_deadlines_first(&e->deadlines)) != NULL && t->deadline_ms <= rx_loop_now_ms) {
+        if (rx_transfer_check_deadline(t, rx_loop_now_ms, &next))
             finish_transfer(e, t);
-            continue;
-        }
-        /* Not due yet: activity moved it, or no timeout applies in this phase (connecting, which
-         * curl times). Re-key; a connecting transfer can expire no sooner than the shortest
-         * exchange timeout from now. */
-        if (deadline < 0) {
-            long next = exchange_timeout(t);
-            deadline = rx_loop_now_ms + (next >= 0 ? next : 60000);
-        }
-        rx_deadlines_rekey_first(&e->deadlines, deadline);
+        else
+            rx_deadlines_rekey_first(&e->deadlines, next);
     }
 }
 

@@ -12,9 +12,10 @@
  *
  *   - Sockets are opened through rx_origin_open_socket, which knows each transfer's origin.
  *     Once a socket is known to speak HTTP/2 (prior knowledge, a request sent on it while
- *     another awaits its answer, or an answer that came over HTTP/2), a transfer of that origin that asks libcurl for a new socket is refused one:
- *     it fails to connect before anything was sent, and the engine puts it in its origin's
- *     wait list instead of completing it (rx_origin_should_wait).
+ *     another awaits its answer, or an answer that came over HTTP/2), a transfer of that
+ *     origin that asks libcurl for a new socket is refused one: it fails to connect before
+ *     anything was sent, and the engine puts it in its origin's wait list instead of
+ *     delivering it (rx_origin_should_wait).
  *   - New transfers join the wait list directly while it is not empty (first come, first
  *     served). Each transfer of the origin that ends lets one waiting transfer go, with leave to
  *     open a connection if libcurl finds no free stream after all (the connection may be going

@@ -142,7 +142,8 @@ void rx_transfer_begin_attempt(rx_transfer *t)
     t->upload_finished = 0;
 }
 
-int rx_transfer_uploading(const rx_transfer *t)
+/* Whether the request body is still going out (the write timeout applies, not the read one). */
+static int body_going_out(const rx_transfer *t)
 {
     if (t->upload_stream)
         return !t->upload_finished;
@@ -551,4 +552,69 @@ void rx_transfer_deliver(rx_transfer *t)
     if (t->cq != NULL)
         rx_cq_push(t->cq, t);
     sem_post(&t->done);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Timeouts: which one applies when (the engine keeps the deadlines, deadlines.h).
+ */
+
+/* The smallest of the timeouts that can apply once connected (< 0 if none is set). */
+static long exchange_timeout(const rx_transfer *t)
+{
+    long a = t->read_timeout_ms, b = t->write_timeout_ms;
+    if (a < 0)
+        return b;
+    return (b < 0 || a < b) ? a : b;
+}
+
+/* The deadline that applies to the transfer now, or -1 when none does. */
+static int64_t current_deadline(const rx_transfer *t)
+{
+    switch (t->phase) {
+    case RX_PHASE_WAITING:
+        /* Still queued for a connection (pool limit reached). */
+        return t->pool_timeout_ms < 0 ? -1 : t->started_ms + t->pool_timeout_ms;
+    case RX_PHASE_CONNECTING:
+        return -1; /* curl's CONNECTTIMEOUT_MS covers connecting and the TLS handshake */
+    default: {
+        if (t->curl_paused)
+            return -1; /* the consumer is behind, not the server: no read timeout runs */
+        long timeout = body_going_out(t) ? t->write_timeout_ms : t->read_timeout_ms;
+        return timeout < 0 ? -1 : t->last_activity_ms + timeout;
+    }
+    }
+}
+
+int64_t rx_transfer_first_deadline(const rx_transfer *t)
+{
+    /* Real deadlines only move later, except when the phase changes: the first key is the
+     * earliest any phase allows. */
+    long first = exchange_timeout(t);
+    if (t->pool_timeout_ms >= 0 && (first < 0 || t->pool_timeout_ms < first))
+        first = t->pool_timeout_ms;
+    return first < 0 ? -1 : t->started_ms + first;
+}
+
+int rx_transfer_check_deadline(rx_transfer *t, int64_t now, int64_t *next)
+{
+    int64_t deadline = current_deadline(t);
+    if (deadline >= 0 && deadline <= now) {
+        if (t->phase == RX_PHASE_WAITING)
+            rx_transfer_fail(t, RX_E_POOL_TIMEOUT,
+                             "timed out waiting for a connection from the pool");
+        else if (body_going_out(t))
+            rx_transfer_fail(t, RX_E_WRITE_TIMEOUT, "timed out sending the request body");
+        else
+            rx_transfer_fail(t, RX_E_READ_TIMEOUT, "timed out waiting for response data");
+        return 1;
+    }
+    /* Not due yet: activity moved it, or no timeout applies in this phase (connecting, which
+     * curl times). A connecting transfer can expire no sooner than the shortest exchange
+     * timeout from now. */
+    if (deadline < 0) {
+        long timeout = exchange_timeout(t);
+        deadline = now + (timeout >= 0 ? timeout : 60000);
+    }
+    *next = deadline;
+    return 0;
 }

@@ -222,6 +222,14 @@ void rx_transfer_deliver(rx_transfer *t);
 
 const char *rx_transfer_http_version(const rx_transfer *t);
 
+/* Loop thread only. Timeouts (which applies depends on the phase: waiting for a connection,
+ * connecting, exchanging; and on whether the body is still going out):
+ * rx_transfer_first_deadline(): the transfer's first deadline, or -1 when it has no timeout.
+ * rx_transfer_check_deadline(): at `now`, if a timeout has run out, fail the transfer with it
+ * and return 1; else return 0 and set *next to when to look again (early, never late). */
+int64_t rx_transfer_first_deadline(const rx_transfer *t);
+int rx_transfer_check_deadline(rx_transfer *t, int64_t now, int64_t *next);
+
 /* Consumer side of a streaming transfer (any thread but the loop thread).
  * rx_stream_ready(): 1 when the headers are in (want_body = 0), or when body bytes are buffered
  * (want_body = 1); also 1 once the transfer is done. Otherwise 0, and with `arm` set the next
@@ -242,8 +250,6 @@ char *rx_stream_take(rx_transfer *t, size_t *len, int *resume);
 int rx_upload_feed(rx_transfer *t, const char *data, size_t len, int arm, int *resume);
 int rx_upload_wait(rx_transfer *t, long timeout_ms);
 void rx_upload_end(rx_transfer *t, int *resume);
-/* Loop thread: whether the request body is still being sent (for choosing the timeout). */
-int rx_transfer_uploading(const rx_transfer *t);
 
 /* Before each attempt (setup, and a restart after waiting for a stream): no error, nothing
  * received or sent of the body yet. */
