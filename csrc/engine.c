@@ -197,7 +197,7 @@ static void admit_released(rx_engine *e)
 {
     rx_transfer *t = rx_origin_take_released(e->origins);
     while (t != NULL) {
-        rx_transfer *next = t->wait_next;
+        rx_transfer *next = rx_origin_next_released(t);
         if (origin_admits(e, t))
             attach_transfer(e, t);
         t = next;
@@ -322,7 +322,7 @@ static void reap_completions(rx_engine *e)
             continue;
         rx_transfer *t = NULL;
         curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&t);
-        if (t->origin != NULL && rx_origin_should_wait(e->origins, t)) {
+        if (rx_origin_tracks(t) && rx_origin_should_wait(e->origins, t)) {
             /* Refused a second connection to an HTTP/2 origin before anything was sent: it
              * waits for a stream on the first (origin.h) and is attached again then. */
             curl_multi_remove_handle(e->multi, t->easy);

@@ -98,9 +98,9 @@ static void drop_if_unused(rx_origin *o)
 
 static void append(rx_transfer **head, rx_transfer **tail, rx_transfer *t)
 {
-    t->wait_next = NULL;
+    t->h2.wait_next = NULL;
     if (*tail != NULL)
-        (*tail)->wait_next = t;
+        (*tail)->h2.wait_next = t;
     else
         *head = t;
     *tail = t;
@@ -109,23 +109,23 @@ static void append(rx_transfer **head, rx_transfer **tail, rx_transfer *t)
 static void unlink_from(rx_transfer **head, rx_transfer **tail, rx_transfer *t)
 {
     rx_transfer *prev = NULL;
-    for (rx_transfer *it = *head; it != NULL; prev = it, it = it->wait_next) {
+    for (rx_transfer *it = *head; it != NULL; prev = it, it = it->h2.wait_next) {
         if (it != t)
             continue;
         if (prev != NULL)
-            prev->wait_next = t->wait_next;
+            prev->h2.wait_next = t->h2.wait_next;
         else
-            *head = t->wait_next;
+            *head = t->h2.wait_next;
         if (*tail == t)
             *tail = prev;
-        t->wait_next = NULL;
+        t->h2.wait_next = NULL;
         return;
     }
 }
 
 static void wait_for_stream(rx_origin *o, rx_transfer *t)
 {
-    t->wait_queue = IN_WAIT_LIST;
+    t->h2.wait_queue = IN_WAIT_LIST;
     o->waiting++;
     append(&o->wait_head, &o->wait_tail, t);
 }
@@ -137,28 +137,28 @@ static void release(rx_origin *o, long count, int connect)
 {
     while (o->wait_head != NULL && count-- != 0) {
         rx_transfer *t = o->wait_head;
-        o->wait_head = t->wait_next;
+        o->wait_head = t->h2.wait_next;
         if (o->wait_head == NULL)
             o->wait_tail = NULL;
         o->waiting--;
-        t->may_connect = connect;
-        t->wait_released = 1;
-        t->wait_queue = IN_RELEASED;
+        t->h2.may_connect = connect;
+        t->h2.wait_released = 1;
+        t->h2.wait_queue = IN_RELEASED;
         append(&o->all->released_head, &o->all->released_tail, t);
     }
 }
 
 int rx_origin_admit(rx_origins *all, rx_transfer *t)
 {
-    rx_origin *o = t->origin;
+    rx_origin *o = t->h2.origin;
     if (o == NULL) {
         if ((o = origin_for(all, t->url)) == NULL)
             return -1;
         o->transfers++;
-        t->origin = o;
+        t->h2.origin = o;
     }
-    int released = t->wait_released;
-    t->wait_released = 0;
+    int released = t->h2.wait_released;
+    t->h2.wait_released = 0;
     if (!released && o->wait_head != NULL && o->http2_sockets > 0) {
         wait_for_stream(o, t); /* behind those already waiting */
         return 0;
@@ -174,11 +174,11 @@ int rx_origin_admit(rx_origins *all, rx_transfer *t)
 int rx_origin_should_wait(rx_origins *all, rx_transfer *t)
 {
     (void)all;
-    if (!t->refused_socket)
+    if (!t->h2.refused_socket)
         return 0;
-    t->refused_socket = 0;
+    t->h2.refused_socket = 0;
     rx_origin_request_ended(t);
-    rx_origin *o = t->origin;
+    rx_origin *o = t->h2.origin;
     wait_for_stream(o, t);
     if (o->http2_sockets == 0)
         release(o, -1, 1); /* its connection closed meanwhile: nothing to wait for */
@@ -200,7 +200,7 @@ static void mark_http2(rx_origin *o, rx_socket_entry *entry)
 
 void rx_origin_request_started(rx_transfer *t, curl_socket_t fd)
 {
-    rx_origin *o = t->origin;
+    rx_origin *o = t->h2.origin;
     if (o == NULL)
         return;
     rx_origin_request_ended(t);
@@ -213,14 +213,14 @@ void rx_origin_request_started(rx_transfer *t, curl_socket_t fd)
     if (entry->awaiting > 0 || t->http_version == RX_HTTP_2_PRIOR_KNOWLEDGE)
         mark_http2(o, entry);
     entry->awaiting++;
-    t->request_fd = fd;
+    t->h2.request_fd = fd;
 }
 
 void rx_origin_request_ended(rx_transfer *t)
 {
-    rx_origin *o = t->origin;
-    curl_socket_t fd = t->request_fd;
-    t->request_fd = CURL_SOCKET_BAD;
+    rx_origin *o = t->h2.origin;
+    curl_socket_t fd = t->h2.request_fd;
+    t->h2.request_fd = CURL_SOCKET_BAD;
     if (o == NULL || fd == CURL_SOCKET_BAD)
         return;
     rx_socket_entry *entry = entry_for(o->all, fd, 0);
@@ -230,17 +230,17 @@ void rx_origin_request_ended(rx_transfer *t)
 
 void rx_origin_forget(rx_origins *all, rx_transfer *t)
 {
-    rx_origin *o = t->origin;
+    rx_origin *o = t->h2.origin;
     if (o == NULL)
         return;
     rx_origin_request_ended(t);
-    if (t->wait_queue == IN_WAIT_LIST) {
+    if (t->h2.wait_queue == IN_WAIT_LIST) {
         unlink_from(&o->wait_head, &o->wait_tail, t);
         o->waiting--;
-    } else if (t->wait_queue == IN_RELEASED)
+    } else if (t->h2.wait_queue == IN_RELEASED)
         unlink_from(&all->released_head, &all->released_tail, t);
-    t->wait_queue = NOT_QUEUED;
-    t->origin = NULL;
+    t->h2.wait_queue = NOT_QUEUED;
+    t->h2.origin = NULL;
     o->transfers--;
     release(o, 1, o->transfers == o->waiting); /* its stream is free now */
     drop_if_unused(o);
@@ -249,8 +249,8 @@ void rx_origin_forget(rx_origins *all, rx_transfer *t)
 rx_transfer *rx_origin_take_released(rx_origins *all)
 {
     rx_transfer *head = all->released_head;
-    for (rx_transfer *t = head; t != NULL; t = t->wait_next)
-        t->wait_queue = NOT_QUEUED;
+    for (rx_transfer *t = head; t != NULL; t = t->h2.wait_next)
+        t->h2.wait_queue = NOT_QUEUED;
     all->released_head = all->released_tail = NULL;
     return head;
 }
@@ -277,7 +277,7 @@ static rx_socket_entry *entry_for(rx_origins *all, curl_socket_t fd, int grow)
 
 void rx_origin_answer_started(rx_transfer *t, curl_socket_t fd, int http2)
 {
-    rx_origin *o = t->origin;
+    rx_origin *o = t->h2.origin;
     if (o == NULL)
         return;
     rx_origin_request_ended(t);
@@ -290,11 +290,11 @@ curl_socket_t rx_origin_open_socket(void *transfer, curlsocktype purpose,
                                     struct curl_sockaddr *address)
 {
     rx_transfer *t = transfer;
-    rx_origin *o = t->origin;
-    if (o != NULL && !t->may_connect && o->http2_sockets > 0) {
+    rx_origin *o = t->h2.origin;
+    if (o != NULL && !t->h2.may_connect && o->http2_sockets > 0) {
         /* A connection to this origin speaks HTTP/2 and libcurl found no free stream on it:
          * wait for one instead (rx_origin_should_wait). Nothing has been sent yet. */
-        t->refused_socket = 1;
+        t->h2.refused_socket = 1;
         return CURL_SOCKET_BAD;
     }
     curl_socket_t fd = socket(address->family, address->socktype | SOCK_CLOEXEC,

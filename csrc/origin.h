@@ -61,6 +61,15 @@ void rx_origin_request_started(rx_transfer *t, curl_socket_t fd);
 void rx_origin_answer_started(rx_transfer *t, curl_socket_t fd, int http2);
 void rx_origin_request_ended(rx_transfer *t);
 
+/* Whether the transfer is one of an origin's (HTTP/2-capable and admitted). */
+static inline int rx_origin_tracks(const rx_transfer *t) { return t->h2.origin != NULL; }
+
+/* The next transfer in the list rx_origin_take_released() returned. */
+static inline rx_transfer *rx_origin_next_released(const rx_transfer *t)
+{
+    return t->h2.wait_next;
+}
+
 /* CURLOPT_OPENSOCKETFUNCTION (data: the transfer) and CURLOPT_CLOSESOCKETFUNCTION (data: the
  * rx_origins, since a connection may close long after the transfer that opened it). */
 curl_socket_t rx_origin_open_socket(void *transfer, curlsocktype purpose,

@@ -204,7 +204,7 @@ static void headers_complete(rx_transfer *t)
     long status = 0, version = 0;
     curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_getinfo(t->easy, CURLINFO_HTTP_VERSION, &version);
-    if (t->origin != NULL) {
+    if (rx_origin_tracks(t)) {
         /* Over HTTP/2, others to the origin wait for a stream on this connection. */
         curl_socket_t fd = CURL_SOCKET_BAD;
         curl_easy_getinfo(t->easy, CURLINFO_ACTIVESOCKET, &fd);
@@ -284,7 +284,7 @@ static int on_prereq(void *userdata, char *conn_primary_ip, char *conn_local_ip,
     }
     t->requests_started++;
     t->refused_retry = 0;
-    if (t->origin != NULL) {
+    if (rx_origin_tracks(t)) {
         curl_socket_t fd = CURL_SOCKET_BAD;
         curl_easy_getinfo(t->easy, CURLINFO_ACTIVESOCKET, &fd);
         rx_origin_request_started(t, fd);

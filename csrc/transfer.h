@@ -119,14 +119,16 @@ struct rx_transfer {
     int requests_started;    /* prerequest callbacks: times the request began to go out */
     int refused_retry;       /* libcurl sends it again because the server refused its stream */
     int resend_refused;      /* on_prereq stopped libcurl from sending it a second time */
-    /* HTTP/2-capable transfers, see origin.h: */
-    struct rx_origin *origin;/* its origin, once admitted */
-    rx_transfer *wait_next;  /* link while waiting for a stream, or released from waiting */
-    int wait_queue;          /* which of those lists it is in (origin.c), 0 if none */
-    int wait_released;       /* let go from waiting: admitted at once, not queued again */
-    int may_connect;         /* ... and may open a connection if need be */
-    int refused_socket;      /* open_socket refused it a new connection: it must wait */
-    curl_socket_t request_fd;/* the socket its request went out on (origin.c), or BAD */
+    /* HTTP/2-capable transfers: their origin's bookkeeping (origin.c alone touches it). */
+    struct {
+        struct rx_origin *origin;  /* its origin, once admitted */
+        rx_transfer *wait_next;    /* link while waiting for a stream, or released from it */
+        int wait_queue;            /* which of those lists it is in, 0 if none */
+        int wait_released;         /* let go from waiting: admitted at once, not queued again */
+        int may_connect;           /* ... and may open a connection if need be */
+        int refused_socket;        /* open_socket refused it a new connection: it must wait */
+        curl_socket_t request_fd;  /* the socket its request went out on, or BAD */
+    } h2;
 
     /* ---- response: written by the loop thread, read by the waiter once state == RX_DONE ---- */
     long status;
