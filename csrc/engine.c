@@ -229,8 +229,6 @@ static void start_transfer(rx_engine *e, rx_transfer *t)
         curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, rx_origin_close_socket);
         curl_easy_setopt(h, CURLOPT_CLOSESOCKETDATA, e->origins);
     }
-    t->phase = RX_PHASE_WAITING;
-    t->started_ms = t->last_activity_ms = rx_loop_now_ms;
     t->active_next = e->active;
     if (e->active)
         e->active->active_prev = t;
@@ -254,12 +252,8 @@ static void resume_transfer(rx_transfer *t)
 {
     /* Cleared before resuming: a pause during curl_easy_pause() may queue the next resume. */
     __atomic_store_n(&t->resume_queued, 0, __ATOMIC_RELEASE);
-    if (__atomic_load_n(&t->state, __ATOMIC_RELAXED) == RX_ACTIVE && t->curl_paused) {
-        t->curl_paused = 0;
-        t->last_activity_ms = rx_loop_now_ms; /* the read timeout starts again from now */
-        /* May call the write callback at once with the data it held back (and pause again). */
-        curl_easy_pause(t->easy, CURLPAUSE_CONT);
-    }
+    if (__atomic_load_n(&t->state, __ATOMIC_RELAXED) == RX_ACTIVE)
+        rx_transfer_unpause(t);
     rx_transfer_unref(t); /* the resume command's reference */
 }
 
@@ -327,7 +321,6 @@ static void reap_completions(rx_engine *e)
              * waits for a stream on the first (origin.h) and is attached again then. */
             curl_multi_remove_handle(e->multi, t->easy);
             rx_transfer_begin_attempt(t);
-            t->phase = RX_PHASE_WAITING;
             continue;
         }
         rx_transfer_record_result(t, msg->data.result);

@@ -135,6 +135,7 @@ static int note_refused_stream(CURL *h, curl_infotype type, char *text, size_t n
 
 void rx_transfer_begin_attempt(rx_transfer *t)
 {
+    t->phase = RX_PHASE_WAITING; /* for a connection, or an HTTP/2 stream (origin.h) */
     t->error_text[0] = '\0';
     t->content_length = -1;
     t->body_received = 0;
@@ -317,6 +318,7 @@ static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, cur
 int rx_transfer_setup(rx_transfer *t, CURL *h, CURLSH *share)
 {
     t->easy = h;
+    t->started_ms = t->last_activity_ms = rx_loop_now_ms;
     rx_transfer_begin_attempt(t);
 
     /* Headers: an empty "Expect:" stops curl's 100-continue wait on uploads. */
@@ -617,4 +619,14 @@ int rx_transfer_check_deadline(rx_transfer *t, int64_t now, int64_t *next)
     }
     *next = deadline;
     return 0;
+}
+
+void rx_transfer_unpause(rx_transfer *t)
+{
+    if (!t->curl_paused)
+        return;
+    t->curl_paused = 0;
+    t->last_activity_ms = rx_loop_now_ms; /* the read timeout starts again from now */
+    /* May call the write callback at once with the data it held back (and pause again). */
+    curl_easy_pause(t->easy, CURLPAUSE_CONT);
 }

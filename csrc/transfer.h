@@ -211,7 +211,8 @@ static inline int rx_transfer_is_done(const rx_transfer *t)
 /* Hand the body allocation to the caller (free() it). */
 char *rx_transfer_take_body(rx_transfer *t, size_t *len);
 
-/* Loop thread only: configure a (reset) easy handle for this transfer; 0 or RX_E_NOMEM. */
+/* Loop thread only, "started": configure a (reset) easy handle for this transfer and start
+ * its clock (the pool timeout runs from here); 0 or RX_E_NOMEM. */
 int rx_transfer_setup(rx_transfer *t, CURL *easy, CURLSH *share);
 /* Loop thread only, "done": copy libcurl's verdict and the response facts into the transfer. */
 void rx_transfer_record_result(rx_transfer *t, CURLcode result);
@@ -231,6 +232,10 @@ const char *rx_transfer_http_version(const rx_transfer *t);
  * and return 1; else return 0 and set *next to when to look again (early, never late). */
 int64_t rx_transfer_first_deadline(const rx_transfer *t);
 int rx_transfer_check_deadline(rx_transfer *t, int64_t now, int64_t *next);
+
+/* Loop thread only: a streaming transfer paused because its consumer was behind goes on (the
+ * consumer took bytes, or the feeder gave some); nothing when it is not paused. */
+void rx_transfer_unpause(rx_transfer *t);
 
 /* Consumer side of a streaming transfer (any thread but the loop thread).
  * rx_stream_ready(): 1 when the headers are in (want_body = 0), or when body bytes are buffered
