@@ -23,7 +23,6 @@ __thread int64_t rx_loop_now_ms;
 enum { RX_CMD_SUBMIT = 1, RX_CMD_CANCEL = 2, RX_CMD_RESUME = 3 };
 enum { MAX_EVENTS = 64, EASY_POOL_MAX = 128 };
 
-
 struct rx_engine {
     /* Shared with other threads: guarded by `lock`. */
     pthread_mutex_t lock;
@@ -126,7 +125,6 @@ void rx_engine_resume(rx_engine *e, rx_transfer *t)
         rx_transfer_unref(t);
 }
 
-
 /* ---------------------------------------------------------------------------------------------
  * Starting and ending transfers (loop thread).
  */
@@ -221,14 +219,6 @@ static void start_transfer(rx_engine *e, rx_transfer *t)
         curl_easy_setopt(h, CURLOPT_MAXAGE_CONN, e->keepalive_expiry_s);
     if (e->forbid_reuse)
         curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
-    int http2 = t->http_version != RX_HTTP_1_1;
-    if (http2) {
-        curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, rx_origin_open_socket);
-        curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, t);
-        /* The close callback may run long after this transfer: it gets the origins. */
-        curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, rx_origin_close_socket);
-        curl_easy_setopt(h, CURLOPT_CLOSESOCKETDATA, e->origins);
-    }
     t->active_next = e->active;
     if (e->active)
         e->active->active_prev = t;
@@ -244,7 +234,7 @@ static void start_transfer(rx_engine *e, rx_transfer *t)
             return;
         }
     }
-    if (!http2 || origin_admits(e, t))
+    if (t->http_version == RX_HTTP_1_1 || origin_admits(e, t))
         attach_transfer(e, t);
 }
 
@@ -316,7 +306,7 @@ static void reap_completions(rx_engine *e)
             continue;
         rx_transfer *t = NULL;
         curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&t);
-        if (rx_origin_tracks(t) && rx_origin_should_wait(e->origins, t)) {
+        if (rx_origin_should_wait(t)) {
             /* Refused a second connection to an HTTP/2 origin before anything was sent: it
              * waits for a stream on the first (origin.h) and is attached again then. */
             curl_multi_remove_handle(e->multi, t->easy);

@@ -12,6 +12,7 @@ struct rx_origin {
     rx_origin *next;
     rx_origins *all;
     char *key;                /* "scheme://authority" of the URL */
+    size_t key_len;
     long transfers;           /* admitted and not forgotten */
     long sockets;             /* open sockets to it */
     long http2_sockets;       /* ... of which known to speak HTTP/2 */
@@ -66,7 +67,7 @@ static rx_origin *origin_for(rx_origins *all, const char *url)
 {
     size_t len = origin_length(url);
     for (rx_origin *o = all->list; o != NULL; o = o->next)
-        if (strlen(o->key) == len && memcmp(o->key, url, len) == 0)
+        if (o->key_len == len && memcmp(o->key, url, len) == 0)
             return o;
     rx_origin *o = calloc(1, sizeof *o);
     if (o == NULL || (o->key = malloc(len + 1)) == NULL) {
@@ -75,6 +76,7 @@ static rx_origin *origin_for(rx_origins *all, const char *url)
     }
     memcpy(o->key, url, len);
     o->key[len] = '\0';
+    o->key_len = len;
     o->all = all;
     o->next = all->list;
     all->list = o;
@@ -142,8 +144,7 @@ static void release(rx_origin *o, long count, int connect)
             o->wait_tail = NULL;
         o->waiting--;
         t->h2.may_connect = connect;
-        t->h2.wait_released = 1;
-        t->h2.wait_queue = IN_RELEASED;
+        t->h2.wait_queue = IN_RELEASED; /* until admitted again */
         append(&o->all->released_head, &o->all->released_tail, t);
     }
 }
@@ -156,9 +157,14 @@ int rx_origin_admit(rx_origins *all, rx_transfer *t)
             return -1;
         o->transfers++;
         t->h2.origin = o;
+        curl_easy_setopt(t->easy, CURLOPT_OPENSOCKETFUNCTION, rx_origin_open_socket);
+        curl_easy_setopt(t->easy, CURLOPT_OPENSOCKETDATA, t);
+        /* The close callback may run long after this transfer: it gets the origins. */
+        curl_easy_setopt(t->easy, CURLOPT_CLOSESOCKETFUNCTION, rx_origin_close_socket);
+        curl_easy_setopt(t->easy, CURLOPT_CLOSESOCKETDATA, all);
     }
-    int released = t->h2.wait_released;
-    t->h2.wait_released = 0;
+    int released = t->h2.wait_queue == IN_RELEASED;
+    t->h2.wait_queue = NOT_QUEUED;
     if (!released && o->wait_head != NULL && o->http2_sockets > 0) {
         wait_for_stream(o, t); /* behind those already waiting */
         return 0;
@@ -171,9 +177,8 @@ int rx_origin_admit(rx_origins *all, rx_transfer *t)
     return 1;
 }
 
-int rx_origin_should_wait(rx_origins *all, rx_transfer *t)
+int rx_origin_should_wait(rx_transfer *t)
 {
-    (void)all;
     if (!t->h2.refused_socket)
         return 0;
     t->h2.refused_socket = 0;
@@ -249,8 +254,6 @@ void rx_origin_forget(rx_origins *all, rx_transfer *t)
 rx_transfer *rx_origin_take_released(rx_origins *all)
 {
     rx_transfer *head = all->released_head;
-    for (rx_transfer *t = head; t != NULL; t = t->h2.wait_next)
-        t->h2.wait_queue = NOT_QUEUED;
     all->released_head = all->released_tail = NULL;
     return head;
 }
@@ -275,15 +278,13 @@ static rx_socket_entry *entry_for(rx_origins *all, curl_socket_t fd, int grow)
     return &all->by_fd[fd];
 }
 
-void rx_origin_answer_started(rx_transfer *t, curl_socket_t fd, int http2)
+void rx_origin_answer_started(rx_transfer *t, int http2)
 {
     rx_origin *o = t->h2.origin;
-    if (o == NULL)
-        return;
-    rx_origin_request_ended(t);
-    rx_socket_entry *entry = entry_for(o->all, fd, 0);
+    rx_socket_entry *entry = o != NULL ? entry_for(o->all, t->h2.request_fd, 0) : NULL;
     if (http2 && entry != NULL && entry->origin == o)
         mark_http2(o, entry);
+    rx_origin_request_ended(t);
 }
 
 curl_socket_t rx_origin_open_socket(void *transfer, curlsocktype purpose,

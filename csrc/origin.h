@@ -35,13 +35,14 @@ rx_origins *rx_origins_new(void);
 void rx_origins_free(rx_origins *all);
 
 /* An HTTP/2-capable transfer is about to be attached: 1 when it may go now, 0 when it joined
- * its origin's wait list, -1 when out of memory. */
+ * its origin's wait list, -1 when out of memory. The first time, its sockets' open and close
+ * callbacks are installed; each time, PIPEWAIT is set as the origin needs it. */
 int rx_origin_admit(rx_origins *all, rx_transfer *t);
 
 /* libcurl reported the transfer done: 1 if it only failed because it was refused a socket
  * (see above), in which case it has joined its origin's wait list and must be detached from
- * the multi handle and not delivered; else 0. */
-int rx_origin_should_wait(rx_origins *all, rx_transfer *t);
+ * the multi handle and not delivered; else 0 (also for transfers that are no origin's). */
+int rx_origin_should_wait(rx_transfer *t);
 
 /* The transfer is done for good (answered, failed, cancelled, timed out): forget it and let
  * one waiting transfer of its origin go. */
@@ -55,10 +56,10 @@ rx_transfer *rx_origin_take_released(rx_origins *all);
  * while another on the same socket still waits for its answer shows the socket multiplexes,
  * so it speaks HTTP/2; with prior knowledge every socket does.
  * rx_origin_answer_started(): from the header callback, the final answer's headers are in
- * (over HTTP/2 when `http2`, which also marks the socket).
+ * (over HTTP/2 when `http2`, which also marks the request's socket).
  * rx_origin_request_ended(): it is over (forget and should_wait call it too). */
 void rx_origin_request_started(rx_transfer *t, curl_socket_t fd);
-void rx_origin_answer_started(rx_transfer *t, curl_socket_t fd, int http2);
+void rx_origin_answer_started(rx_transfer *t, int http2);
 void rx_origin_request_ended(rx_transfer *t);
 
 /* Whether the transfer is one of an origin's (HTTP/2-capable and admitted). */

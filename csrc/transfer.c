@@ -109,7 +109,6 @@ static size_t on_read(char *buffer, size_t size, size_t nitems, void *userdata)
     return n;
 }
 
-
 /* libcurl sends a request again on its own in two cases (libcurl 8.22, transfer.c,
  * Curl_retry_request): its stream was refused (RST_STREAM REFUSED_STREAM, or beyond a GOAWAY's
  * last stream id), which means the server never processed it; or it went out on a reused
@@ -205,12 +204,8 @@ static void headers_complete(rx_transfer *t)
     long status = 0, version = 0;
     curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_getinfo(t->easy, CURLINFO_HTTP_VERSION, &version);
-    if (rx_origin_tracks(t)) {
-        /* Over HTTP/2, others to the origin wait for a stream on this connection. */
-        curl_socket_t fd = CURL_SOCKET_BAD;
-        curl_easy_getinfo(t->easy, CURLINFO_ACTIVESOCKET, &fd);
-        rx_origin_answer_started(t, fd, version == CURL_HTTP_VERSION_2_0);
-    }
+    if (rx_origin_tracks(t)) /* over HTTP/2, others wait for a stream on this connection */
+        rx_origin_answer_started(t, version == CURL_HTTP_VERSION_2_0);
     if (!t->stream) {
         t->headers_done = 1;
         return;
@@ -353,7 +348,6 @@ int rx_transfer_setup(rx_transfer *t, CURL *h, CURLSH *share)
     SET(CURLOPT_PROXY, "");          /* no proxy from the environment behind the caller's back */
     SET(CURLOPT_HTTPHEADER, t->header_list);
     SET(CURLOPT_SHARE, share);
-    SET(CURLOPT_PIPEWAIT, 1L);
     SET(CURLOPT_ERRORBUFFER, t->error_text);
     /* Bodies are handed over as received: the Python layer undoes Content-Encoding, so that it
      * can check the compressed stream really ended (libcurl 7.88 accepts a truncated gzip body
@@ -444,25 +438,6 @@ const char *rx_transfer_http_version(const rx_transfer *t)
     return http_version_name(t->http_version_used);
 }
 
-/* libcurl's code, made more specific where libcurl 8 lumps different failures together. */
-static int refine_curl_error(rx_transfer *t, CURLcode result)
-{
-    switch (result) {
-    case CURLE_UNSUPPORTED_PROTOCOL:
-        /* After the request went out, this is the response's status line naming a protocol
-         * that is not HTTP/1.x ("HTTP/1.2", "FOO/1.1"): a malformed reply. */
-        return t->requests_started > 0 ? CURLE_WEIRD_SERVER_REPLY : result;
-    case CURLE_RECV_ERROR:
-        /* libcurl 8 reports a malformed chunked body as a receive error, with a message of
-         * its own beginning "chunk" or naming "chunked-encoding". */
-        if (strstr(t->error_text, "chunk") != NULL)
-            return RX_E_BAD_FRAMING;
-        return result;
-    default:
-        return result;
-    }
-}
-
 /* The server answered in full while the request body was still going out, and libcurl then
  * failed on sending the rest: the answer stands (RFC 9113 section 8.1: a client must not
  * discard a response because the server reset the stream with NO_ERROR; httpx, too, reads
@@ -517,8 +492,6 @@ void rx_transfer_record_result(rx_transfer *t, CURLcode result)
                  "the connection closed after the %s request was sent and before any response; "
                  "it was not sent again, as it is not idempotent and the server may have "
                  "processed it", t->method);
-    } else if (t->error != 0 && t->error < RX_E_CANCELLED) {
-        t->error = refine_curl_error(t, result);
     }
     if (t->error && t->error_text[0] == '\0' && t->error < RX_E_CANCELLED)
         snprintf(t->error_text, sizeof t->error_text, "%s", curl_easy_strerror(result));

@@ -123,9 +123,8 @@ struct rx_transfer {
     struct {
         struct rx_origin *origin;  /* its origin, once admitted */
         rx_transfer *wait_next;    /* link while waiting for a stream, or released from it */
-        int wait_queue;            /* which of those lists it is in, 0 if none */
-        int wait_released;         /* let go from waiting: admitted at once, not queued again */
-        int may_connect;           /* ... and may open a connection if need be */
+        int wait_queue;            /* which of those lists it is in (released: until admitted) */
+        int may_connect;           /* let go from waiting, and may open a connection if need be */
         int refused_socket;        /* open_socket refused it a new connection: it must wait */
         curl_socket_t request_fd;  /* the socket its request went out on, or BAD */
     } h2;

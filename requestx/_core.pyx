@@ -54,13 +54,15 @@ if curl_global_init(CURL_GLOBAL_ALL) != 0:
 LIBCURL_VERSION = curl_version().decode()
 
 cdef curl_version_info_data *_info = curl_version_info(CURLVERSION_NOW)
-# libcurl's built-in CA store (the system's on Debian builds), or None.
-LIBCURL_CAINFO = None if _info.cainfo == NULL else _info.cainfo.decode()
-LIBCURL_CAPATH = None if _info.capath == NULL else _info.capath.decode()
 
 
 cdef _text(const char *value):
     return None if value == NULL else value.decode()
+
+
+# libcurl's built-in CA store (the build machine's), or None.
+LIBCURL_CAINFO = _text(_info.cainfo)
+LIBCURL_CAPATH = _text(_info.capath)
 
 
 def libcurl_info():

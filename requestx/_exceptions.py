@@ -346,21 +346,26 @@ ENGINE_ERRORS: dict[int, tuple[type[RequestError], str, str]] = {
     1009: (LocalProtocolError, "INVALID_HEADER", "CR, LF or NUL in a request header"),
     1010: (LocalProtocolError, "INVALID_URL", "control character or space in the URL"),
     1011: (LocalProtocolError, "INVALID_METHOD", "method is not an HTTP token"),
-    1012: (RemoteProtocolError, "BAD_FRAMING", "malformed Content-Length or chunked framing"),
+    1012: (RemoteProtocolError, "BAD_FRAMING", "conflicting Content-Length headers"),
     1013: (RemoteProtocolError, "NOT_RESENT", "connection lost before any response"),
 }
 
-# libcurl 7.88 reports some failures under a generic code (CURLE_RECV_ERROR) and only
-# the message tells them apart. (code, message prefix) -> more specific class.
+# libcurl reports some failures under a generic code (CURLE_RECV_ERROR) and only the message
+# tells them apart. (code, message prefix) -> more specific class. The messages are libcurl
+# 7.88's and 8.22's (lib/http_chunks.c, lib/http.c).
 _ENGINE_ERRORS_BY_MESSAGE: tuple[tuple[int, str, type[RequestError]], ...] = (
     (56, "Too large response headers", RemoteProtocolError),
     # Chunked framing errors are the server's, not the network's.
     (56, "Illegal or missing hexadecimal sequence", RemoteProtocolError),
     (56, "Malformed encoding found in chunked", RemoteProtocolError),
+    (56, "chunk hex-length", RemoteProtocolError),
+    (56, "invalid chunk size", RemoteProtocolError),
     # The client sends only http(s) URLs (checked before the engine sees them), so libcurl's
     # "unsupported protocol" can only describe the server's status line.
     (1, "Received HTTP/0.9", RemoteProtocolError),
     (1, "Unsupported HTTP version", RemoteProtocolError),
+    (1, "Unsupported HTTP/1 subversion", RemoteProtocolError),
+    (1, "Unsupported response code", RemoteProtocolError),
     (56, "CONNECT tunnel failed", ProxyError),
     (56, "Proxy CONNECT aborted", ProxyError),
     (56, "CONNECT response too large", ProxyError),

@@ -13,8 +13,9 @@ Prints the libcurl build inside the extension (``requestx.__libcurl__``), then c
   that check has to leave Python's modules out);
 * libcurl has HTTP/2, brotli and zstd.
 
-It also says whether libcurl's compiled-in CA store exists on this machine (a wheel carries the
-paths of the machine that built it); that is reported, not failed.
+It also says which CA store ``verify=True`` uses on this machine (a wheel carries the paths of
+the machine that built it; requestx looks where this distribution keeps its store), and fails
+when there is none.
 
 ``--require-installed`` also fails when requestx is imported from a source checkout rather than
 from site-packages. Exit status: 0 when every check passes, 1 otherwise.
@@ -109,20 +110,19 @@ def main(argv: list[str] | None = None) -> int:
         if not info.get(feature):
             failures.append(f"libcurl is built without {feature}")
 
-    # The CA store compiled into libcurl is the build machine's; say whether it exists here.
-    cainfo, capath = info.get("cainfo"), info.get("capath")
-    store_here = (isinstance(cainfo, str) and os.path.isfile(cainfo)) or (
-        isinstance(capath, str) and os.path.isdir(capath)
-    )
-    if store_here:
-        print("CA store: libcurl's compiled-in store exists on this machine")
-    else:
-        fallback = "certifi" if importlib.util.find_spec("certifi") else "nothing (no certifi)"
-        print(
-            f"CA store: WARNING: neither {cainfo} nor {capath} exists here; verify=True falls "
-            f"back to {fallback} (SSL_CERT_FILE / SSL_CERT_DIR still apply)"
-        )
+    # The CA store compiled into libcurl is the build machine's: say which store verify=True
+    # uses here, as requestx itself chooses it.
+    from requestx import _tls
 
+    try:
+        chosen = _tls._system_store_or_certifi().fields()
+    except OSError as exc:  # ssl.SSLError: no store at all
+        failures.append(f"no CA store for verify=True: {exc}")
+    else:
+        if chosen.get("ca_file") is None and chosen.get("ca_path") is None:
+            print(f"CA store: libcurl's own ({info.get('cainfo')}, {info.get('capath')})")
+        else:
+            print(f"CA store: {chosen.get('ca_file')!r}, {chosen.get('ca_path')!r}")
     after_import = mapped_files()
     shared_curl = sorted(
         path

@@ -19,6 +19,12 @@ echo "test: ruff, shellcheck"
 "$py" -m ruff check requestx tests benchmarks scripts setup.py
 "$py" -m ruff format --check requestx tests benchmarks scripts setup.py
 shellcheck scripts/*.sh .ci/run
+# Every request runs on the loop thread's multi handle: a blocking easy-perform in the engine
+# would take the loop (and every other request) hostage.
+if grep -n 'curl_easy_perform' csrc/*.c csrc/*.h; then
+    echo "test: csrc/ must not call curl_easy_perform (requests go through the multi handle)" >&2
+    exit 1
+fi
 echo "test: mypy"
 "$py" -m mypy
 echo "test: pytest"

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import bundled_libcurl
 from tests.servers import HypercornServer
 from tests.servers.h2_scripted import ScriptedH2Server
 
@@ -30,13 +31,9 @@ def _libcurl_flags() -> tuple[list[str], list[str]]:
     was built with REQUESTX_SYSTEM_LIBCURL=1 (setup.py)."""
     if os.environ.get("REQUESTX_SYSTEM_LIBCURL", "") not in ("", "0"):
         return [], ["-lcurl"]
-    prefix = subprocess.run(
-        ["bash", str(ROOT / "scripts/build_libcurl.sh")],
-        check=True,
-        stdout=subprocess.PIPE,
-        text=True,
-    ).stdout.split()[-1]
-    archives = Path(prefix, "link-args.txt").read_text().split()
+    prefix = bundled_libcurl.prefix()
+    assert prefix is not None, "scripts/build_libcurl.sh is missing"
+    archives = (prefix / "link-args.txt").read_text().split()
     return [f"-I{prefix}/include"], archives
 
 

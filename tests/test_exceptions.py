@@ -5,7 +5,6 @@ from __future__ import annotations
 import inspect
 import pathlib
 import re
-import subprocess
 
 import httpx
 import pytest
@@ -33,6 +32,7 @@ from requestx._exceptions import (
 )
 from requestx._models import Request
 from requestx._status_codes import codes
+from tests import bundled_libcurl
 
 # --- The class tree ------------------------------------------------------------------
 
@@ -165,22 +165,12 @@ def test_every_engine_error_class_is_a_request_error() -> None:
         assert issubclass(cls, RequestError) and summary
 
 
-def _bundled_curl_h() -> list[pathlib.Path]:
-    """curl.h of the libcurl the extension links (scripts/build_libcurl.sh's prefix)."""
-    script = pathlib.Path(__file__).resolve().parent.parent / "scripts" / "build_libcurl.sh"
-    if not script.exists():  # the tests run from a copy beside an installed wheel
-        return []
-    prefix = subprocess.run(
-        ["bash", str(script), "--print-prefix"], capture_output=True, text=True, check=False
-    ).stdout.strip()
-    return [pathlib.Path(prefix, "include", "curl", "curl.h")] if prefix else []
-
-
 def _curl_codes() -> dict[str, int]:
     """CURLcode names and values, read from curl/curl.h: the bundled libcurl's, else the
     system's."""
+    bundled = bundled_libcurl.prefix()
     candidates = [
-        *_bundled_curl_h(),
+        *([bundled / "include" / "curl" / "curl.h"] if bundled else []),
         pathlib.Path("/usr/include/curl/curl.h"),
         *pathlib.Path("/usr/include").glob("*/curl/curl.h"),
     ]
