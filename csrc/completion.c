@@ -44,7 +44,7 @@ void rx_cq_close(rx_completion_queue *cq)
     cq->head = cq->tail = NULL;
     pthread_mutex_unlock(&cq->lock);
     while (t != NULL) {
-        rx_transfer *next = t->cq_next;
+        rx_transfer *next = t->cq_link.next;
         rx_transfer_unref(t); /* may drop the last reference to cq itself: not the owner's */
         t = next;
     }
@@ -58,20 +58,20 @@ void rx_cq_push(rx_completion_queue *cq, rx_transfer *t)
         pthread_mutex_unlock(&cq->lock);
         return; /* nobody will drain it: the transfer is freed with its last reference */
     }
-    if (__atomic_load_n(&t->in_cq, __ATOMIC_ACQUIRE)) {
+    if (__atomic_load_n(&t->cq_link.queued, __ATOMIC_ACQUIRE)) {
         /* A streaming transfer notified already and not yet drained: one entry is enough,
          * the drainer looks at its current state. */
         pthread_mutex_unlock(&cq->lock);
         return;
     }
-    __atomic_store_n(&t->in_cq, 1, __ATOMIC_RELAXED);
-    t->cq_next = NULL;
+    __atomic_store_n(&t->cq_link.queued, 1, __ATOMIC_RELAXED);
+    t->cq_link.next = NULL;
     rx_transfer_ref(t);
     int was_empty = cq->head == NULL;
     if (was_empty)
         cq->head = t;
     else
-        cq->tail->cq_next = t;
+        cq->tail->cq_link.next = t;
     cq->tail = t;
     pthread_mutex_unlock(&cq->lock);
     if (was_empty) {
@@ -96,7 +96,9 @@ rx_transfer *rx_cq_drain(rx_completion_queue *cq)
     return head;
 }
 
+rx_transfer *rx_cq_next(const rx_transfer *t) { return t->cq_link.next; }
+
 void rx_cq_settle(rx_transfer *t)
 {
-    __atomic_store_n(&t->in_cq, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&t->cq_link.queued, 0, __ATOMIC_RELEASE);
 }

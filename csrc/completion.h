@@ -18,7 +18,7 @@ typedef struct rx_transfer rx_transfer;
 
 typedef struct rx_completion_queue {
     pthread_mutex_t lock;
-    rx_transfer *head, *tail; /* linked through rx_transfer.cq_next */
+    rx_transfer *head, *tail; /* linked through rx_transfer.cq_link.next */
     int fd;                   /* eventfd, non-blocking */
     int refs;                 /* atomic */
     int closed;               /* guarded by lock: the owner has gone, pushes are dropped */
@@ -40,12 +40,15 @@ void rx_cq_close(rx_completion_queue *cq);
 void rx_cq_push(rx_completion_queue *cq, rx_transfer *t);
 
 /* Event loop: reset the eventfd, then take every queued transfer (a list linked through
- * cq_next, oldest first; the caller owns one reference to each). NULL if none. */
+ * rx_cq_next(), oldest first; the caller owns one reference to each). NULL if none. */
 rx_transfer *rx_cq_drain(rx_completion_queue *cq);
 
-/* Event loop: after reading a drained transfer's cq_next, let it be queued again. A streaming
- * transfer is queued at most once at a time, so a push that comes while it sits in a drained
- * list is dropped: the drainer looks at the transfer's state after settling it. */
+/* Event loop: the transfer after `t` in a drained list, or NULL. */
+rx_transfer *rx_cq_next(const rx_transfer *t);
+
+/* Event loop: after reading a drained transfer's rx_cq_next(), let it be queued again. A
+ * streaming transfer is queued at most once at a time, so a push that comes while it sits in a
+ * drained list is dropped: the drainer looks at the transfer's state after settling it. */
 void rx_cq_settle(rx_transfer *t);
 
 #endif

@@ -41,7 +41,7 @@ struct rx_engine {
     CURLSH *share;
     rx_origins *origins;     /* HTTP/2 origins: one connection each (origin.h) */
     int64_t curl_timer_us;   /* absolute time curl wants a timeout call, -1 = none */
-    rx_transfer *active;     /* doubly linked list of attached transfers */
+    rx_transfer *active;     /* started transfers, linked through their `engine` sub-struct */
     rx_deadlines deadlines;  /* transfers with a timeout armed, earliest first */
     CURL *easy_pool[EASY_POOL_MAX];
     int easy_pooled;
@@ -60,9 +60,11 @@ struct rx_engine {
  * Command queue (any thread).
  */
 
-/* Returns 0, or -1 if the engine is closing (the command was not queued). */
-static int push_command(rx_engine *e, rx_command *cmd, int kind)
+/* Queue one of the transfer's command nodes. Returns 0, or -1 if the engine is closing (the
+ * command was not queued). */
+static int push_command(rx_engine *e, rx_transfer *t, rx_command *cmd, int kind)
 {
+    cmd->transfer = t;
     cmd->kind = kind;
     cmd->next = NULL;
     pthread_mutex_lock(&e->lock);
@@ -93,9 +95,7 @@ static int push_command(rx_engine *e, rx_command *cmd, int kind)
 int rx_engine_submit(rx_engine *e, rx_transfer *t)
 {
     rx_transfer_ref(t); /* the engine's reference, dropped at completion */
-    __atomic_store_n(&t->state, RX_QUEUED, __ATOMIC_RELAXED);
-    if (push_command(e, &t->submit_cmd, RX_CMD_SUBMIT) != 0) {
-        __atomic_store_n(&t->state, RX_NEW, __ATOMIC_RELAXED);
+    if (push_command(e, t, &t->commands.submit, RX_CMD_SUBMIT) != 0) {
         rx_transfer_unref(t);
         return RX_E_ENGINE_CLOSED;
     }
@@ -107,10 +107,10 @@ void rx_engine_cancel(rx_engine *e, rx_transfer *t)
     if (rx_transfer_is_done(t))
         return;
     /* One cancel command per transfer: the command node is embedded in it. */
-    if (__atomic_exchange_n(&t->cancel_sent, 1, __ATOMIC_ACQ_REL))
+    if (__atomic_exchange_n(&t->commands.cancel_sent, 1, __ATOMIC_ACQ_REL))
         return;
     rx_transfer_ref(t); /* kept until the loop has processed the command */
-    if (push_command(e, &t->cancel_cmd, RX_CMD_CANCEL) != 0)
+    if (push_command(e, t, &t->commands.cancel, RX_CMD_CANCEL) != 0)
         rx_transfer_unref(t); /* closing: shutdown completes the transfer anyway */
 }
 
@@ -118,10 +118,10 @@ void rx_engine_resume(rx_engine *e, rx_transfer *t)
 {
     /* The command node is embedded in the transfer, so at most one may be queued; the body
      * stream and the fed request body may both ask for one. */
-    if (__atomic_exchange_n(&t->resume_queued, 1, __ATOMIC_ACQ_REL))
+    if (__atomic_exchange_n(&t->commands.resume_queued, 1, __ATOMIC_ACQ_REL))
         return; /* one is queued already; it resumes both directions */
     rx_transfer_ref(t);
-    if (push_command(e, &t->resume_cmd, RX_CMD_RESUME) != 0)
+    if (push_command(e, t, &t->commands.resume, RX_CMD_RESUME) != 0)
         rx_transfer_unref(t);
 }
 
@@ -129,26 +129,39 @@ void rx_engine_resume(rx_engine *e, rx_transfer *t)
  * Starting and ending transfers (loop thread).
  */
 
+/* The list of started transfers, which shutdown walks. */
+static void list_started(rx_engine *e, rx_transfer *t)
+{
+    t->engine.next = e->active;
+    if (e->active)
+        e->active->engine.prev = t;
+    e->active = t;
+}
+
+static void unlist_started(rx_engine *e, rx_transfer *t)
+{
+    if (t->engine.prev)
+        t->engine.prev->engine.next = t->engine.next;
+    else
+        e->active = t->engine.next;
+    if (t->engine.next)
+        t->engine.next->engine.prev = t->engine.prev;
+    t->engine.prev = t->engine.next = NULL;
+}
+
 static void finish_transfer(rx_engine *e, rx_transfer *t)
 {
     rx_deadlines_remove(&e->deadlines, t);
     rx_origin_forget(e->origins, t);
-    if (t->active_prev)
-        t->active_prev->active_next = t->active_next;
-    else
-        e->active = t->active_next;
-    if (t->active_next)
-        t->active_next->active_prev = t->active_prev;
-    t->active_prev = t->active_next = NULL;
+    unlist_started(e, t);
 
     /* Recycle the easy handle at once: the next submit reuses it. Not after a failure: a
      * failed transfer may leave state behind that curl_easy_reset() keeps (libcurl 7.88 kept
      * a pending body rewind, which failed the handle's next request), and failures are rare
      * enough that a fresh handle costs nothing that shows. */
-    CURL *h = t->easy;
-    curl_multi_remove_handle(e->multi, h);
-    rx_transfer_release_handle(t);
-    if (e->easy_pooled < EASY_POOL_MAX && t->error == 0) {
+    curl_multi_remove_handle(e->multi, rx_transfer_easy(t));
+    CURL *h = rx_transfer_release_handle(t);
+    if (e->easy_pooled < EASY_POOL_MAX && !rx_transfer_failed(t)) {
         curl_easy_reset(h);
         e->easy_pool[e->easy_pooled++] = h;
     } else {
@@ -171,7 +184,7 @@ static void deliver_unstarted(rx_transfer *t, int error, const char *text)
 /* Hand a prepared transfer to libcurl. */
 static void attach_transfer(rx_engine *e, rx_transfer *t)
 {
-    CURLMcode mc = curl_multi_add_handle(e->multi, t->easy);
+    CURLMcode mc = curl_multi_add_handle(e->multi, rx_transfer_easy(t));
     if (mc != CURLM_OK) {
         rx_transfer_fail(t, RX_E_NOMEM, curl_multi_strerror(mc));
         finish_transfer(e, t);
@@ -219,37 +232,32 @@ static void start_transfer(rx_engine *e, rx_transfer *t)
         curl_easy_setopt(h, CURLOPT_MAXAGE_CONN, e->keepalive_expiry_s);
     if (e->forbid_reuse)
         curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
-    t->active_next = e->active;
-    if (e->active)
-        e->active->active_prev = t;
-    e->active = t;
+    list_started(e, t);
     e->running++;
-    __atomic_store_n(&t->state, RX_ACTIVE, __ATOMIC_RELAXED);
     int64_t first = rx_transfer_first_deadline(t);
     if (first >= 0) {
-        t->deadline_ms = first;
-        if (rx_deadlines_add(&e->deadlines, t) != 0) {
+        if (rx_deadlines_add(&e->deadlines, t, first) != 0) {
             rx_transfer_fail(t, RX_E_NOMEM, "out of memory arming a timeout");
             finish_transfer(e, t);
             return;
         }
     }
-    if (t->http_version == RX_HTTP_1_1 || origin_admits(e, t))
+    if (rx_transfer_http_mode(t) == RX_HTTP_1_1 || origin_admits(e, t))
         attach_transfer(e, t);
 }
 
 static void resume_transfer(rx_transfer *t)
 {
     /* Cleared before resuming: a pause during curl_easy_pause() may queue the next resume. */
-    __atomic_store_n(&t->resume_queued, 0, __ATOMIC_RELEASE);
-    if (__atomic_load_n(&t->state, __ATOMIC_RELAXED) == RX_ACTIVE)
+    __atomic_store_n(&t->commands.resume_queued, 0, __ATOMIC_RELEASE);
+    if (rx_transfer_is_running(t))
         rx_transfer_unpause(t);
     rx_transfer_unref(t); /* the resume command's reference */
 }
 
 static void cancel_transfer(rx_engine *e, rx_transfer *t)
 {
-    if (__atomic_load_n(&t->state, __ATOMIC_RELAXED) == RX_ACTIVE) {
+    if (rx_transfer_is_running(t)) {
         rx_transfer_fail(t, RX_E_CANCELLED, "request cancelled");
         finish_transfer(e, t);
     }
@@ -309,7 +317,7 @@ static void reap_completions(rx_engine *e)
         if (rx_origin_should_wait(t)) {
             /* Refused a second connection to an HTTP/2 origin before anything was sent: it
              * waits for a stream on the first (origin.h) and is attached again then. */
-            curl_multi_remove_handle(e->multi, t->easy);
+            curl_multi_remove_handle(e->multi, rx_transfer_easy(t));
             rx_transfer_begin_attempt(t);
             continue;
         }
@@ -323,7 +331,7 @@ static void expire_deadlines(rx_engine *e)
 {
     rx_transfer *t;
     int64_t next;
-    while ((t = rx_deadlines_first(&e->deadlines)) != NULL && t->deadline_ms <= rx_loop_now_ms) {
+    while ((t = rx_deadlines_due(&e->deadlines, rx_loop_now_ms)) != NULL) {
         if (rx_transfer_check_deadline(t, rx_loop_now_ms, &next))
             finish_transfer(e, t);
         else
@@ -356,9 +364,9 @@ static void run_commands(rx_engine *e)
 static int next_wait_ms(rx_engine *e)
 {
     int64_t wake_us = e->curl_timer_us;
-    rx_transfer *first = rx_deadlines_first(&e->deadlines);
-    if (first != NULL) {
-        int64_t heap_us = first->deadline_ms * 1000;
+    int64_t first_ms = rx_deadlines_first_key(&e->deadlines);
+    if (first_ms >= 0) {
+        int64_t heap_us = first_ms * 1000;
         if (wake_us < 0 || heap_us < wake_us)
             wake_us = heap_us;
     }

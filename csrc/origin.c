@@ -153,15 +153,15 @@ int rx_origin_admit(rx_origins *all, rx_transfer *t)
 {
     rx_origin *o = t->h2.origin;
     if (o == NULL) {
-        if ((o = origin_for(all, t->url)) == NULL)
+        if ((o = origin_for(all, rx_transfer_url(t))) == NULL)
             return -1;
         o->transfers++;
         t->h2.origin = o;
-        curl_easy_setopt(t->easy, CURLOPT_OPENSOCKETFUNCTION, rx_origin_open_socket);
-        curl_easy_setopt(t->easy, CURLOPT_OPENSOCKETDATA, t);
+        curl_easy_setopt(rx_transfer_easy(t), CURLOPT_OPENSOCKETFUNCTION, rx_origin_open_socket);
+        curl_easy_setopt(rx_transfer_easy(t), CURLOPT_OPENSOCKETDATA, t);
         /* The close callback may run long after this transfer: it gets the origins. */
-        curl_easy_setopt(t->easy, CURLOPT_CLOSESOCKETFUNCTION, rx_origin_close_socket);
-        curl_easy_setopt(t->easy, CURLOPT_CLOSESOCKETDATA, all);
+        curl_easy_setopt(rx_transfer_easy(t), CURLOPT_CLOSESOCKETFUNCTION, rx_origin_close_socket);
+        curl_easy_setopt(rx_transfer_easy(t), CURLOPT_CLOSESOCKETDATA, all);
     }
     int released = t->h2.wait_queue == IN_RELEASED;
     t->h2.wait_queue = NOT_QUEUED;
@@ -173,7 +173,7 @@ int rx_origin_admit(rx_origins *all, rx_transfer *t)
      * set up, to multiplex on it. Once an HTTP/2 connection is known, a transfer that finds it
      * full must come here instead: libcurl would hold it back on the new connection we refuse
      * to open, in a queue it drains one transfer per event, and it could wait there for good. */
-    curl_easy_setopt(t->easy, CURLOPT_PIPEWAIT, o->http2_sockets == 0 ? 1L : 0L);
+    curl_easy_setopt(rx_transfer_easy(t), CURLOPT_PIPEWAIT, o->http2_sockets == 0 ? 1L : 0L);
     return 1;
 }
 
@@ -215,7 +215,7 @@ void rx_origin_request_started(rx_transfer *t, curl_socket_t fd)
     /* A request goes out on a socket where another still waits for its answer: the socket
      * multiplexes, so it speaks HTTP/2. (HTTP/1.1 hands a connection on only after the whole
      * answer came; libcurl never pipelines.) With prior knowledge it does from the start. */
-    if (entry->awaiting > 0 || t->http_version == RX_HTTP_2_PRIOR_KNOWLEDGE)
+    if (entry->awaiting > 0 || rx_transfer_http_mode(t) == RX_HTTP_2_PRIOR_KNOWLEDGE)
         mark_http2(o, entry);
     entry->awaiting++;
     t->h2.request_fd = fd;

@@ -18,7 +18,7 @@ void rx_spin_init(rx_spin *e)
 
 int rx_spin_wait(rx_spin *e, rx_transfer *t)
 {
-    t->wait_started_us = rx_clock_us();
+    t->wait.started_us = rx_clock_us();
     if (!e->may_spin)
         return 0;
     int estimate = __atomic_load_n(&e->wait_estimate_us, __ATOMIC_RELAXED);
@@ -39,9 +39,9 @@ int rx_spin_wait(rx_spin *e, rx_transfer *t)
     if (budget > SPIN_MAX_US)
         budget = SPIN_MAX_US;
     int done = 0;
-    int64_t until = t->wait_started_us + budget;
+    int64_t until = t->wait.started_us + budget;
     for (;;) {
-        if (rx_transfer_is_done(t) && sem_trywait(&t->done) == 0) {
+        if (rx_transfer_try_collect(t)) {
             done = 1;
             break;
         }
@@ -53,7 +53,7 @@ int rx_spin_wait(rx_spin *e, rx_transfer *t)
     }
     __atomic_fetch_sub(&e->spinners, 1, __ATOMIC_RELEASE);
     if (done && probe) /* a probe that caught the completion is the best evidence we have */
-        __atomic_store_n(&e->wait_estimate_us, (int)(t->completed_us - t->wait_started_us),
+        __atomic_store_n(&e->wait_estimate_us, (int)(t->wait.completed_us - t->wait.started_us),
                          __ATOMIC_RELAXED);
     else if (done)
         rx_spin_wait_finished(e, t);
@@ -62,9 +62,9 @@ int rx_spin_wait(rx_spin *e, rx_transfer *t)
 
 void rx_spin_wait_finished(rx_spin *e, rx_transfer *t)
 {
-    if (t->wait_started_us == 0)
+    if (t->wait.started_us == 0)
         return;
-    int64_t sample = t->completed_us - t->wait_started_us;
+    int64_t sample = t->wait.completed_us - t->wait.started_us;
     if (sample < 0)
         sample = 0;
     if (sample > 1000000)

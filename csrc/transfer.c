@@ -313,6 +313,7 @@ static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, cur
 int rx_transfer_setup(rx_transfer *t, CURL *h, CURLSH *share)
 {
     t->easy = h;
+    __atomic_store_n(&t->state, RX_ACTIVE, __ATOMIC_RELAXED);
     t->started_ms = t->last_activity_ms = rx_loop_now_ms;
     rx_transfer_begin_attempt(t);
 
@@ -497,11 +498,13 @@ void rx_transfer_record_result(rx_transfer *t, CURLcode result)
         snprintf(t->error_text, sizeof t->error_text, "%s", curl_easy_strerror(result));
 }
 
-void rx_transfer_release_handle(rx_transfer *t)
+CURL *rx_transfer_release_handle(rx_transfer *t)
 {
+    CURL *h = t->easy;
     curl_slist_free_all(t->header_list);
     t->header_list = NULL;
     t->easy = NULL;
+    return h;
 }
 
 void rx_transfer_fail(rx_transfer *t, int error, const char *text)
@@ -514,7 +517,7 @@ void rx_transfer_fail(rx_transfer *t, int error, const char *text)
 
 void rx_transfer_deliver(rx_transfer *t)
 {
-    t->completed_us = rx_clock_us();
+    t->wait.completed_us = rx_clock_us();
     __atomic_store_n(&t->state, RX_DONE, __ATOMIC_RELEASE);
     /* The semaphore is posted in both modes: an event loop that shuts down waits on it for the
      * transfers it cancelled, since their request bodies are borrowed until then. */

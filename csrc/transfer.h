@@ -7,11 +7,11 @@
  *
  *   created     rx_transfer_new()            the caller owns one reference and fills in the
  *                                            request with rx_transfer_set_*() (only now)
- *   submitted   rx_engine_submit()           RX_QUEUED; the engine takes a second reference;
- *                                            from now on only the loop thread touches request
- *                                            and response fields
- *   started     start_transfer (engine.c)    RX_ACTIVE; an easy handle is set up
- *                                            (rx_transfer_setup) and attached to libcurl, or
+ *   submitted   rx_engine_submit()           the engine takes a second reference; from now
+ *                                            on only the loop thread touches request and
+ *                                            response fields
+ *   started     start_transfer (engine.c)    an easy handle is set up (rx_transfer_setup:
+ *                                            RX_ACTIVE) and attached to libcurl, or
  *                                            waits for an HTTP/2 stream (origin.h)
  *   done        libcurl reports it: rx_transfer_record_result(); or the engine ends it
  *               (cancel, timeout, shutdown): rx_transfer_fail(); then finish_transfer
@@ -24,8 +24,13 @@
  *
  * A transfer the engine cannot start (closing, out of memory) goes from submitted straight to
  * delivered (deliver_unstarted in engine.c). The request body is *borrowed*: the submitter
- * keeps it alive until the transfer is delivered. No field is written by two threads; `state`
- * and `refs` are the only shared words (atomics), and the streaming fields have their lock.
+ * keeps it alive until the transfer is delivered. No field is written by two threads; `state`,
+ * `refs` and the command flags are the only shared words (atomics), and the streaming fields
+ * have their lock.
+ *
+ * The fields of rx_transfer belong to request.c, transfer.c and stream.c. The engine, origin.c,
+ * deadlines.c, spin.c and completion.c each keep their bookkeeping in a sub-struct of their own
+ * (engine, h2, wait, cq_link, commands) and reach the rest through the functions below.
  */
 #ifndef RX_TRANSFER_H
 #define RX_TRANSFER_H
@@ -65,7 +70,8 @@ enum {
 /* HTTP versions the caller may ask for. */
 enum { RX_HTTP_1_1 = 0, RX_HTTP_2_TLS = 1, RX_HTTP_2_PRIOR_KNOWLEDGE = 2 };
 
-enum { RX_NEW = 0, RX_QUEUED = 1, RX_ACTIVE = 2, RX_DONE = 3 };
+/* The state word: created and submitted transfers are RX_NEW, started ones RX_ACTIVE. */
+enum { RX_NEW = 0, RX_ACTIVE = 1, RX_DONE = 2 };
 
 /* Where a running transfer is, for choosing which timeout applies. */
 enum { RX_PHASE_WAITING = 0, RX_PHASE_CONNECTING = 1, RX_PHASE_EXCHANGING = 2 };
@@ -102,13 +108,10 @@ struct rx_transfer {
     /* ---- loop-thread state ---- */
     CURL *easy;
     struct curl_slist *header_list;
-    rx_transfer *active_prev, *active_next; /* the engine's list of running transfers */
     int phase;               /* RX_PHASE_* */
     int64_t started_ms;      /* when the loop thread started it */
     int64_t last_activity_ms;/* last byte moved in either direction */
-    int64_t deadline_ms;     /* key of this transfer's entry in the engine's timeout heap */
     int64_t uploaded;        /* request body bytes sent so far (large uploads only) */
-    long heap_index;         /* -1 when not in the heap */
     int own_error;           /* an RX_E_* decided by a callback, wins over curl's code */
     int64_t content_length;  /* Content-Length of the response being received, -1 if none */
     int64_t body_received;   /* body bytes received so far (as sent: not content-decoded) */
@@ -128,6 +131,13 @@ struct rx_transfer {
         int refused_socket;        /* open_socket refused it a new connection: it must wait */
         curl_socket_t request_fd;  /* the socket its request went out on, or BAD */
     } h2;
+    /* The engine's bookkeeping: its list of started transfers (engine.c) and the timeout heap
+     * (deadlines.c); nothing else touches it. */
+    struct {
+        rx_transfer *prev, *next;  /* the list of started transfers */
+        int64_t deadline_ms;       /* key of its entry in the timeout heap (deadlines.h) */
+        long heap_slot;            /* its place in that heap plus one; 0 when not in it */
+    } engine;
 
     /* ---- response: written by the loop thread, read by the waiter once state == RX_DONE ---- */
     long status;
@@ -136,23 +146,33 @@ struct rx_transfer {
     rx_buffer body_buf;
     int64_t total_time_us;
     int error;               /* 0, a CURLcode, or an RX_E_* */
-    int64_t completed_us;    /* monotonic time of completion (feeds the spin heuristic) */
-    int64_t wait_started_us; /* set by the blocking waiter */
     char error_text[CURL_ERROR_SIZE];
+    /* The blocking waiter's timing, for its spin heuristic (spin.c reads it): deliver stamps
+     * completed_us; the waiter sets started_us. Monotonic microseconds. */
+    struct {
+        int64_t started_us, completed_us;
+    } wait;
 
     /* ---- completion delivery: set before submit ---- */
     rx_completion_queue *cq; /* NULL: wake `done` (blocking waiter); else append to this queue */
-    rx_transfer *cq_next;    /* link in the completion queue */
+    /* Its place in that queue (completion.c alone touches it; rx_cq_next() reads the link). */
+    struct {
+        rx_transfer *next;
+        int queued;          /* atomic: in the queue or a drained list not yet settled */
+    } cq_link;
     void *owner;             /* opaque to C: the Python object waiting for this transfer */
 
     /* ---- shared between threads ---- */
-    rx_command submit_cmd;
-    rx_command cancel_cmd;
-    int cancel_sent;         /* atomic: a cancel command was queued already */
-    int state;               /* atomic: RX_NEW .. RX_DONE */
+    int state;               /* atomic: RX_NEW, RX_ACTIVE, RX_DONE */
     int refs;                /* atomic reference count */
-    int in_cq;               /* atomic: in a completion queue or a drained list not yet settled */
     sem_t done;              /* posted once, when state becomes RX_DONE */
+    /* The engine's command nodes, embedded so that queueing never allocates (engine.c alone
+     * touches them; any thread may queue a command). */
+    struct {
+        rx_command submit, cancel, resume;
+        int cancel_sent;     /* atomic: the cancel command was queued already */
+        int resume_queued;   /* atomic: the resume command is in the queue */
+    } commands;
 
     /* ---- streaming: guarded by stream_lock (see "Streaming" below) ---- */
     pthread_mutex_t stream_lock;
@@ -164,8 +184,6 @@ struct rx_transfer {
     size_t upload_off;       /* ... starting at this offset */
     int upload_eof;          /* the feeder has given the last byte */
     int upload_paused;       /* the read callback found upload_buf empty: curl is paused */
-    rx_command resume_cmd;
-    int resume_queued;       /* atomic: resume_cmd is in the engine's queue */
 };
 
 /* Streaming
@@ -207,6 +225,29 @@ static inline int rx_transfer_is_done(const rx_transfer *t)
     return __atomic_load_n(&t->state, __ATOMIC_ACQUIRE) == RX_DONE;
 }
 
+/* Loop thread: started and not yet done. */
+static inline int rx_transfer_is_running(const rx_transfer *t)
+{
+    return __atomic_load_n(&t->state, __ATOMIC_RELAXED) == RX_ACTIVE;
+}
+
+/* Waiter: consume the completion if it happened (1), without blocking (0 otherwise). */
+static inline int rx_transfer_try_collect(rx_transfer *t)
+{
+    return rx_transfer_is_done(t) && sem_trywait(&t->done) == 0;
+}
+
+/* Loop thread, while started: its easy handle. */
+static inline CURL *rx_transfer_easy(const rx_transfer *t) { return t->easy; }
+
+/* After done: whether it ended in an error. */
+static inline int rx_transfer_failed(const rx_transfer *t) { return t->error != 0; }
+
+static inline const char *rx_transfer_url(const rx_transfer *t) { return t->url; }
+
+/* The HTTP version asked for: RX_HTTP_*. */
+static inline int rx_transfer_http_mode(const rx_transfer *t) { return t->http_version; }
+
 /* Hand the body allocation to the caller (free() it). */
 char *rx_transfer_take_body(rx_transfer *t, size_t *len);
 
@@ -217,8 +258,9 @@ int rx_transfer_setup(rx_transfer *t, CURL *easy, CURLSH *share);
 void rx_transfer_record_result(rx_transfer *t, CURLcode result);
 /* Loop thread only, "done" without libcurl's verdict (cancel, our timeouts, shutdown). */
 void rx_transfer_fail(rx_transfer *t, int error, const char *text);
-/* Loop thread only: let go of the easy handle's per-transfer allocations. */
-void rx_transfer_release_handle(rx_transfer *t);
+/* Loop thread only: let go of the easy handle and its per-transfer allocations; returns the
+ * handle (for the engine to recycle). */
+CURL *rx_transfer_release_handle(rx_transfer *t);
 /* Loop thread only, "delivered": publish the result and wake the waiter. */
 void rx_transfer_deliver(rx_transfer *t);
 

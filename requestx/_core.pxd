@@ -51,7 +51,6 @@ cdef extern from "transfer.h" nogil:
         char *error_text
         size_t headers_len "headers.len"
         char *headers_data "headers.data"
-        rx_transfer *cq_next
 
     rx_transfer *rx_transfer_new()
     void rx_transfer_unref(rx_transfer *t)
@@ -78,6 +77,7 @@ cdef extern from "completion.h" nogil:
     rx_completion_queue *rx_cq_new()
     void rx_cq_close(rx_completion_queue *cq)
     rx_transfer *rx_cq_drain(rx_completion_queue *cq)
+    rx_transfer *rx_cq_next(const rx_transfer *t)
     void rx_cq_settle(rx_transfer *t)
 
 

@@ -610,8 +610,8 @@ cdef class CompletionQueue:
             return done
         t = rx_cq_drain(self.queue)
         while t != NULL:
-            next_t = t.cq_next
-            rx_cq_settle(t)  # read cq_next first: a streaming transfer may be queued again
+            next_t = rx_cq_next(t)
+            rx_cq_settle(t)  # read the link first: a streaming transfer may be queued again
             if rx_transfer_is_done(t):
                 pending = self.pending.pop(<size_t>t, None)
             else:

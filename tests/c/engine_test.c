@@ -156,7 +156,7 @@ static void completion_queue(rx_engine *e, int n)
         CHECK(poll(&p, 1, 5000) == 1, "completion queue fd never became readable");
         wakeups++;
         for (rx_transfer *t = rx_cq_drain(cq), *next; t != NULL; t = next) {
-            next = t->cq_next;
+            next = rx_cq_next(t);
             rx_cq_settle(t);
             if (t == cancelled) {
                 saw_cancelled = 1;
