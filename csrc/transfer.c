@@ -593,7 +593,9 @@ int rx_transfer_check_deadline(rx_transfer *t, int64_t now, int64_t *next)
         long timeout = exchange_timeout(t);
         deadline = now + (timeout >= 0 ? timeout : 60000);
     }
-    *next = deadline;
+    /* Always later than now: the engine looks again at the new key at once when it is due,
+     * so a key of `now` (a zero timeout while connecting, or paused) would spin for ever. */
+    *next = deadline > now ? deadline : now + 1;
     return 0;
 }
 

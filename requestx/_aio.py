@@ -60,7 +60,9 @@ class _AsyncioBridge:
             await asyncio.sleep(0)  # delivers the pending CancelledError
 
     async def wait(self, pending: _core.PendingTransfer) -> None:
-        if self.queue.try_spin(pending) is not None:
+        """Until `pending` is finished. It may be already: a fed body's feeder was woken by
+        its end and the queue has let go of it, so no further news would ever come."""
+        if pending.finished or self.queue.try_spin(pending) is not None:
             # Finished while we spun (it was the only transfer in flight). Still yield once so
             # a coroutine that loops over requests cannot starve the rest of the event loop.
             await asyncio.sleep(0)
@@ -121,7 +123,7 @@ class _TrioBridge:
     async def wait(self, pending: _core.PendingTransfer) -> None:
         import trio
 
-        if self.queue.try_spin(pending) is not None:  # see _AsyncioBridge.wait
+        if pending.finished or self.queue.try_spin(pending) is not None:  # _AsyncioBridge.wait
             await trio.lowlevel.checkpoint()
             return
         await self.wait_for_news(pending)

@@ -34,6 +34,7 @@ from ._exceptions import (
     UnsupportedProtocol,
     exception_for_engine_error,
 )
+from ._framing import check_request_framing
 from ._models import _METHODS_WITH_BODY, Cookies, Headers, Request, Response
 from ._redirects import check_redirect_count, next_request
 from ._streams import (
@@ -392,6 +393,7 @@ class _BaseClient:
         """What the engine needs for `request`, in Engine.perform/submit's argument order.
         A streamed body (`request._content` None) is not part of it: it is fed separately."""
         _enforce_http_url(request)
+        check_request_framing(request)
         method = request.method
         body = request._content
         return (

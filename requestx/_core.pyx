@@ -17,6 +17,7 @@ from cpython.buffer cimport PyBuffer_FillInfo
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.exc cimport PyErr_CheckSignals
 from libc.errno cimport EINTR
+from libc.math cimport ceil
 from libc.stdlib cimport free
 
 import atexit
@@ -228,9 +229,12 @@ cdef inline long _ms(object seconds) except? -2:
     if seconds is None:
         return -1
     cdef double s = seconds
-    if s < 0:
-        raise ValueError("timeouts must be >= 0 or None")
-    return <long>(s * 1000.0 + 0.5)
+    if not s >= 0:  # also refuses NaN
+        raise ValueError(f"timeouts must be >= 0 or None, not {seconds!r}")
+    if s > 1e9:
+        return -1  # longer than 30 years: no timeout (and no overflow)
+    # Rounded up: a positive timeout, however small, stays positive (it expires, at once).
+    return <long>ceil(s * 1000.0)
 
 
 def timeouts_ms(connect, read, write, pool):
@@ -554,6 +558,11 @@ cdef class PendingTransfer:
             raise EngineError(t.error, t.error_text.decode("utf-8", "replace"))
         self.eof = True
         return b""
+
+    @property
+    def finished(self):
+        """The loop thread is done with it (its result is in, or was taken)."""
+        return self.transfer == NULL or rx_transfer_is_done(self.transfer)
 
     @property
     def elapsed(self):

@@ -505,6 +505,8 @@ class Request:
             lower = name.lower()
             if lower == b"transfer-encoding" and headers._has(b"content-length"):
                 continue  # an explicit Content-Length wins over chunked
+            if lower == b"content-length" and headers._has(b"transfer-encoding"):
+                continue  # and an explicit Transfer-Encoding over a computed length
             if not headers._has(lower):
                 entries.append((name, lower, value))
         if self.url._host and not headers._has(b"host"):

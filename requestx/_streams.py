@@ -29,6 +29,7 @@ import typing
 
 from . import _core
 from ._exceptions import LocalProtocolError, exception_for_engine_error
+from ._framing import parse_content_length
 
 if typing.TYPE_CHECKING:
     from ._aio import _Bridge
@@ -113,11 +114,8 @@ def upload_length(request: Request) -> int:
     declared = request.headers.get("content-length")
     if declared is None:
         return -1
-    try:
-        length = int(declared)
-    except ValueError:
-        raise LocalProtocolError(f"Invalid Content-Length {declared!r}", request=request) from None
-    if length < 0:
+    length = parse_content_length(declared)
+    if length is None:
         raise LocalProtocolError(f"Invalid Content-Length {declared!r}", request=request)
     return length
 

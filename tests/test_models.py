@@ -50,7 +50,6 @@ REQUEST_CASES: list[tuple[str, str, dict[str, typing.Any]]] = [
     ("POST", "http://h/", {"json": {"big": 2**70, 1: "int key"}}),
     ("POST", "http://h/", {"json": {"a": 1}, "headers": {"Content-Type": "application/x+json"}}),
     ("POST", "http://h/", {"content": b"x", "headers": {"Content-Length": "1"}}),
-    ("POST", "http://h/", {"content": b"x", "headers": {"Transfer-Encoding": "chunked"}}),
     ("GET", "http://h/?x=1", {"params": {"y": "2", "z": ["3", "4"]}}),
     ("GET", "http://h/", {"params": "a=1&b=2"}),
     ("GET", "http://h/", {"headers": {"Host": "override.example"}}),
@@ -71,6 +70,18 @@ def _request_view(request: typing.Any) -> tuple[typing.Any, ...]:
         request.extensions,
         repr(request),
     )
+
+
+def test_request_with_a_users_chunked_header_gets_no_computed_length() -> None:
+    # docs/differences.md: httpx's Request carries both framing headers here (and h11 sends
+    # them); RFC 9112 section 6.2 forbids a sender to, so requestx keeps only the caller's.
+    request = Request("POST", "http://h/", content=b"x", headers={"Transfer-Encoding": "chunked"})
+    assert request.headers.get_list("transfer-encoding") == ["chunked"]
+    assert "content-length" not in request.headers
+    theirs = httpx.Request(
+        "POST", "http://h/", content=b"x", headers={"Transfer-Encoding": "chunked"}
+    )
+    assert theirs.headers["content-length"] == "1"  # the difference, pinned
 
 
 @pytest.mark.parametrize(("method", "url", "kwargs"), REQUEST_CASES)
