@@ -186,16 +186,25 @@ static int content_length_conflicts(rx_transfer *t, const char *line, size_t n)
     return 0;
 }
 
-/* The status code of a status line ("HTTP/1.1 200 OK", "HTTP/2 200"), 0 if unreadable. */
+/* The status code of a status line ("HTTP/1.1 200 OK", "HTTP/2 200"): exactly three digits
+ * after the version and one space, then a space or the line's end (RFC 9112 section 4);
+ * -1 for anything else. libcurl 8.22 reads "HTTP/1.1 2000" as 200. */
 static long parse_status(const char *line, size_t n)
 {
     size_t i = 5;
     while (i < n && line[i] != ' ')
         i++;
-    long code = 0;
-    for (i++; i < n && line[i] >= '0' && line[i] <= '9' && code < 1000; i++)
-        code = code * 10 + (line[i] - '0');
-    return code;
+    if (i + 4 > n)
+        return -1;
+    const char *code = line + i + 1;
+    for (int k = 0; k < 3; k++)
+        if (code[k] < '0' || code[k] > '9')
+            return -1;
+    char after = i + 4 < n ? code[3] : '\n';
+    if (after != ' ' && after != '\r' && after != '\n')
+        return -1;
+    long status = (code[0] - '0') * 100 + (code[1] - '0') * 10 + (code[2] - '0');
+    return status >= 100 ? status : -1;
 }
 
 /* The blank line after the final (non-1xx) header block: status and headers are final. */
@@ -232,6 +241,10 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
         rx_buffer_clear(&t->headers);
         t->content_length = -1;
         t->block_status = parse_status(data, n);
+        if (t->block_status < 0) {
+            t->own_error = RX_E_BAD_STATUS_LINE;
+            return 0;
+        }
     } else if ((n == 2 && data[0] == '\r' && data[1] == '\n') || (n == 1 && data[0] == '\n')) {
         if (t->block_status >= 200 || t->block_status == 101) {
             if (rx_buffer_append(&t->headers, data, n) != 0) {
@@ -245,7 +258,9 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
         t->own_error = RX_E_BAD_FRAMING;
         return 0;
     }
-    if (t->headers.len + n > RX_MAX_HEADER_BYTES) {
+    size_t limit = t->max_header_bytes > 0 ? (size_t)t->max_header_bytes
+                                           : (size_t)RX_DEFAULT_MAX_HEADER_BYTES;
+    if (t->headers.len + n > limit) {
         t->own_error = RX_E_HEADERS_TOO_LARGE;
         return 0;
     }
@@ -455,12 +470,28 @@ static int answered_before_failed_send(const rx_transfer *t, CURLcode result, lo
            t->body_received == t->content_length;
 }
 
+/* The message for an error a callback decided; empty when libcurl's text says it well. */
+static void describe_own_error(rx_transfer *t)
+{
+    if (t->own_error == RX_E_HEADERS_TOO_LARGE)
+        snprintf(t->error_text, sizeof t->error_text,
+                 "the response header block is larger than %ld bytes (max_header_bytes)",
+                 t->max_header_bytes > 0 ? t->max_header_bytes : (long)RX_DEFAULT_MAX_HEADER_BYTES);
+    else if (t->own_error == RX_E_BAD_STATUS_LINE)
+        snprintf(t->error_text, sizeof t->error_text,
+                 "malformed status line: the status code must be three digits");
+    else if (t->own_error == RX_E_BAD_FRAMING)
+        snprintf(t->error_text, sizeof t->error_text,
+                 "the response has conflicting Content-Length headers");
+}
+
 void rx_transfer_record_result(rx_transfer *t, CURLcode result)
 {
     CURL *h = t->easy;
-    if (t->own_error)
+    if (t->own_error) {
         t->error = t->own_error;
-    else if (result == CURLE_OPERATION_TIMEDOUT)
+        describe_own_error(t); /* libcurl wrote its own words ("Failed writing header") */
+    } else if (result == CURLE_OPERATION_TIMEDOUT)
         t->error = RX_E_CONNECT_TIMEOUT; /* the only timeout curl itself enforces for us */
     else
         t->error = (int)result;

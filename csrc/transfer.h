@@ -55,17 +55,18 @@ enum {
     RX_E_ENGINE_CLOSED = 1005,  /* engine shut down before or while the transfer ran */
     RX_E_CONNECT_TIMEOUT = 1006,/* curl's connect timeout fired */
     RX_E_INCOMPLETE_BODY = 1007,/* connection closed before the whole body arrived */
-    RX_E_HEADERS_TOO_LARGE = 1008, /* response header block over RX_MAX_HEADER_BYTES */
+    RX_E_HEADERS_TOO_LARGE = 1008, /* response header block over max_header_bytes */
     RX_E_INVALID_HEADER = 1009, /* CR, LF or NUL in a request header name or value */
     RX_E_INVALID_URL = 1010,    /* control character or space in the URL */
     RX_E_INVALID_METHOD = 1011, /* method is not an HTTP token */
     RX_E_BAD_FRAMING = 1012,    /* conflicting Content-Length headers in the response */
     RX_E_NOT_RESENT = 1013,     /* sent, connection lost before any answer, not idempotent */
+    RX_E_BAD_STATUS_LINE = 1014,/* a status line whose code is not exactly three digits */
 };
 
-/* Response header blocks larger than this are refused (a hostile server cannot make us buffer
- * unbounded headers). 256 KiB is far above what any real server sends. */
-#define RX_MAX_HEADER_BYTES (256 * 1024)
+/* Response header blocks larger than max_header_bytes are refused (a hostile server cannot
+ * make us buffer unbounded headers). The default is httpx's (httpcore's h11 limit). */
+#define RX_DEFAULT_MAX_HEADER_BYTES (100 * 1024)
 
 /* HTTP versions the caller may ask for. */
 enum { RX_HTTP_1_1 = 0, RX_HTTP_2_TLS = 1, RX_HTTP_2_PRIOR_KNOWLEDGE = 2 };
@@ -104,6 +105,7 @@ struct rx_transfer {
     int stream;              /* hand the body over in pieces as it arrives (see "Streaming") */
     int upload_stream;       /* the request body is fed while the transfer runs (ditto) */
     int64_t upload_length;   /* its length when known (Content-Length), else -1: chunked */
+    long max_header_bytes;   /* response header block limit; 0: RX_DEFAULT_MAX_HEADER_BYTES */
 
     /* ---- loop-thread state ---- */
     CURL *easy;

@@ -25,7 +25,14 @@ import anyio
 
 from . import _aio, _core
 from ._auth import Auth, BasicAuth, build_auth
-from ._config import DEFAULT_LIMITS, DEFAULT_MAX_REDIRECTS, DEFAULT_TIMEOUT_CONFIG, Limits, Timeout
+from ._config import (
+    DEFAULT_LIMITS,
+    DEFAULT_MAX_HEADER_BYTES,
+    DEFAULT_MAX_REDIRECTS,
+    DEFAULT_TIMEOUT_CONFIG,
+    Limits,
+    Timeout,
+)
 from ._decoders import accept_encoding_header
 from ._exceptions import (
     ConnectError,
@@ -182,6 +189,7 @@ class _BaseClient:
         mounts: typing.Any = None,
         trust_env: bool = True,
         default_encoding: str | typing.Callable[[bytes], str] = "utf-8",
+        max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES,
     ) -> None:
         for name, value in (
             ("proxy", proxy),
@@ -236,6 +244,7 @@ class _BaseClient:
             limits.max_connections,
             limits.max_keepalive_connections,
             limits.keepalive_expiry,
+            max_header_bytes,
         )
         self._owns_engine = True
         self._closed = False

@@ -14,6 +14,7 @@ if typing.TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "DEFAULT_LIMITS",
+    "DEFAULT_MAX_HEADER_BYTES",
     "DEFAULT_MAX_REDIRECTS",
     "DEFAULT_TIMEOUT_CONFIG",
     "Limits",
@@ -204,3 +205,8 @@ class Proxy:
 DEFAULT_TIMEOUT_CONFIG = Timeout(timeout=5.0)
 DEFAULT_LIMITS = Limits(max_connections=100, max_keepalive_connections=20)
 DEFAULT_MAX_REDIRECTS = 20
+
+# The largest response header block a client accepts (requestx's `max_header_bytes=`; httpx
+# has the same limit, fixed, in httpcore's h11 connection). Larger blocks raise
+# RemoteProtocolError: a server cannot make the client buffer unbounded headers.
+DEFAULT_MAX_HEADER_BYTES = 100 * 1024

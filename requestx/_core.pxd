@@ -44,6 +44,7 @@ cdef extern from "transfer.h" nogil:
         int stream
         int upload_stream
         int64_t upload_length
+        long max_header_bytes
         int headers_done
         long status
         int64_t total_time_us
@@ -142,6 +143,7 @@ cdef class PendingTransfer:
 cdef class Engine:
     cdef rx_engine *engine
     cdef rx_limits limits
+    cdef long max_header_bytes
     cdef unsigned long fork_generation
     cdef bint closed
     cdef object __weakref__

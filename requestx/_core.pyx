@@ -267,7 +267,8 @@ cdef class Engine:
     ...     (5000, 5000, 5000, 5000), 0, None)
     """
 
-    def __cinit__(self, max_connections=None, max_keepalive=None, keepalive_expiry=None):
+    def __cinit__(self, max_connections=None, max_keepalive=None, keepalive_expiry=None,
+                  max_header_bytes=None):
         self.limits.max_connections = 0 if max_connections is None else max_connections
         self.limits.max_keepalive = -1 if max_keepalive is None else max_keepalive
         if keepalive_expiry is None:
@@ -275,6 +276,12 @@ cdef class Engine:
         else:
             # libcurl counts whole seconds; round up so a short expiry is not "never reuse".
             self.limits.keepalive_expiry_s = max(1, <long>(keepalive_expiry + 0.999))
+        if max_header_bytes is None:
+            self.max_header_bytes = 0  # the C default
+        elif not 0 < max_header_bytes <= 1 << 30:
+            raise ValueError(f"max_header_bytes must be between 1 and 2**30, not {max_header_bytes!r}")
+        else:
+            self.max_header_bytes = max_header_bytes
         self.engine = NULL
         self.fork_generation = _fork_generation
 
@@ -339,6 +346,7 @@ cdef class Engine:
             raise MemoryError()
         try:
             _fill_request(t, method, url, headers, body, timeouts, http_version, tls)
+            t.max_header_bytes = self.max_header_bytes
             if rx_engine_submit(e, t) != 0:
                 raise EngineError(RX_E_ENGINE_CLOSED, "the client has been closed")
             _wait_blocking(e, t)
@@ -391,6 +399,7 @@ cdef class Engine:
         _fill_request(pending.transfer, method, url, headers, body, timeouts, http_version,
                       tls)
         pending.transfer.stream = stream_response
+        pending.transfer.max_header_bytes = self.max_header_bytes
         if upload_length >= -1:
             pending.transfer.upload_stream = 1
             pending.transfer.upload_length = upload_length

@@ -340,7 +340,7 @@ ENGINE_ERRORS: dict[int, tuple[type[RequestError], str, str]] = {
     1005: (TransportError, "ENGINE_CLOSED", "client has been closed"),
     1006: (ConnectTimeout, "CONNECT_TIMEOUT", "connect timed out"),
     1007: (RemoteProtocolError, "INCOMPLETE_BODY", "response body ended early"),
-    1008: (RemoteProtocolError, "HEADERS_TOO_LARGE", "response headers over 256 KiB"),
+    1008: (RemoteProtocolError, "HEADERS_TOO_LARGE", "response header block too large"),
     # The engine re-checks what the Python layer already validated (defence in depth): these
     # reach users only if a value slipped past the models.
     1009: (LocalProtocolError, "INVALID_HEADER", "CR, LF or NUL in a request header"),
@@ -348,6 +348,7 @@ ENGINE_ERRORS: dict[int, tuple[type[RequestError], str, str]] = {
     1011: (LocalProtocolError, "INVALID_METHOD", "method is not an HTTP token"),
     1012: (RemoteProtocolError, "BAD_FRAMING", "conflicting Content-Length headers"),
     1013: (RemoteProtocolError, "NOT_RESENT", "connection lost before any response"),
+    1014: (RemoteProtocolError, "BAD_STATUS_LINE", "malformed status line"),
 }
 
 # libcurl reports some failures under a generic code (CURLE_RECV_ERROR) and only the message
