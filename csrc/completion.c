@@ -58,13 +58,18 @@ void rx_cq_push(rx_completion_queue *cq, rx_transfer *t)
         pthread_mutex_unlock(&cq->lock);
         return; /* nobody will drain it: the transfer is freed with its last reference */
     }
-    if (__atomic_load_n(&t->cq_link.queued, __ATOMIC_ACQUIRE)) {
+    /* `queued` is read and written only under the queue's lock. We wrote the news (state,
+     * stream fields) before taking it; the drainer clears `queued` under it (rx_cq_settle) and
+     * reads the news after. Either the drainer cleared it first (we queue the transfer again)
+     * or it reads the news after our unlock. With bare atomics this is store buffering, where
+     * release and acquire let both sides read the old value and the news is never drained. */
+    if (t->cq_link.queued) {
         /* A streaming transfer notified already and not yet drained: one entry is enough,
          * the drainer looks at its current state. */
         pthread_mutex_unlock(&cq->lock);
         return;
     }
-    __atomic_store_n(&t->cq_link.queued, 1, __ATOMIC_RELAXED);
+    t->cq_link.queued = 1;
     t->cq_link.next = NULL;
     rx_transfer_ref(t);
     int was_empty = cq->head == NULL;
@@ -100,5 +105,8 @@ rx_transfer *rx_cq_next(const rx_transfer *t) { return t->cq_link.next; }
 
 void rx_cq_settle(rx_transfer *t)
 {
-    __atomic_store_n(&t->cq_link.queued, 0, __ATOMIC_RELEASE);
+    rx_completion_queue *cq = t->cq;
+    pthread_mutex_lock(&cq->lock); /* see rx_cq_push */
+    t->cq_link.queued = 0;
+    pthread_mutex_unlock(&cq->lock);
 }

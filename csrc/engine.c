@@ -272,6 +272,7 @@ static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *
 {
     rx_engine *e = userp;
     if (what == CURL_POLL_REMOVE) {
+        /* Fails only for a socket libcurl closed already, which epoll forgot by itself. */
         epoll_ctl(e->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
         curl_multi_assign(e->multi, fd, NULL);
         return 0;
@@ -279,11 +280,14 @@ static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *
     struct epoll_event ev = {0};
     ev.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u);
     ev.data.fd = fd;
-    /* socketp marks sockets we registered already (set with curl_multi_assign). */
+    /* socketp marks sockets we registered already (set with curl_multi_assign). A descriptor
+     * number reused after a close may be registered or not whatever socketp says: try the
+     * other operation before giving up. */
     int op = socketp ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
     if (epoll_ctl(e->epoll_fd, op, fd, &ev) != 0) {
         op = op == EPOLL_CTL_ADD ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
-        epoll_ctl(e->epoll_fd, op, fd, &ev);
+        if (epoll_ctl(e->epoll_fd, op, fd, &ev) != 0)
+            return -1; /* never woken for it: libcurl fails the transfers on this socket */
     }
     if (!socketp)
         curl_multi_assign(e->multi, fd, (void *)1);

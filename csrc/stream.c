@@ -92,13 +92,13 @@ static int take_upload_pause_locked(rx_transfer *t)
     return paused;
 }
 
-int rx_upload_feed(rx_transfer *t, const char *data, size_t len, int arm, int *resume)
+long rx_upload_feed(rx_transfer *t, const char *data, size_t len, int arm, int *resume)
 {
     *resume = 0;
     pthread_mutex_lock(&t->stream_lock);
     if (rx_transfer_is_done(t)) {
         pthread_mutex_unlock(&t->stream_lock);
-        return -1;
+        return RX_FEED_OVER;
     }
     if (!upload_room_locked(t)) {
         if (arm)
@@ -106,6 +106,11 @@ int rx_upload_feed(rx_transfer *t, const char *data, size_t len, int arm, int *r
         pthread_mutex_unlock(&t->stream_lock);
         return 0;
     }
+    /* Take no more than the room left: a large chunk goes in in pieces, the buffer stays
+     * bounded and no single copy holds the lock for long. */
+    size_t room = RX_UPLOAD_HIGH_WATER - (t->upload_buf.len - t->upload_off);
+    if (len > room)
+        len = room;
     if (t->upload_off > 0) {
         /* Slide the unsent tail to the front so the buffer does not creep forward. */
         size_t left = t->upload_buf.len - t->upload_off;
@@ -113,7 +118,7 @@ int rx_upload_feed(rx_transfer *t, const char *data, size_t len, int arm, int *r
         t->upload_buf.len = left;
         t->upload_off = 0;
     }
-    int rc = rx_buffer_append(&t->upload_buf, data, len) == 0 ? 1 : -1;
+    long rc = rx_buffer_append(&t->upload_buf, data, len) == 0 ? (long)len : RX_FEED_NOMEM;
     *resume = take_upload_pause_locked(t);
     pthread_mutex_unlock(&t->stream_lock);
     return rc;

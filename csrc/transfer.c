@@ -357,6 +357,9 @@ int rx_transfer_setup(rx_transfer *t, CURL *h, CURLSH *share)
     SET(CURLOPT_PRIVATE, t);
     SET(CURLOPT_URL, t->url);
     SET(CURLOPT_NOSIGNAL, 1L);
+    /* A transfer cancelled while its name is being resolved: libcurl would join the resolver
+     * thread, blocking the loop (and every other transfer) until getaddrinfo returns. */
+    SET(CURLOPT_QUICK_EXIT, 1L);
     SET(CURLOPT_PROTOCOLS_STR, "http,https");
     SET(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     SET(CURLOPT_FOLLOWLOCATION, 0L); /* redirects are followed in Python, hop by hop */

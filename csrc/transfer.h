@@ -160,7 +160,7 @@ struct rx_transfer {
     /* Its place in that queue (completion.c alone touches it; rx_cq_next() reads the link). */
     struct {
         rx_transfer *next;
-        int queued;          /* atomic: in the queue or a drained list not yet settled */
+        int queued;          /* in the queue or a drained list not yet settled (queue lock) */
     } cq_link;
     void *owner;             /* opaque to C: the Python object waiting for this transfer */
 
@@ -292,12 +292,15 @@ int rx_stream_wait(rx_transfer *t, int want_body, long timeout_ms);
 char *rx_stream_take(rx_transfer *t, size_t *len, int *resume);
 
 /* Feeder side of a fed request body (upload_stream set before submit).
- * rx_upload_feed(): append bytes; 1 when taken, 0 when the buffer is full (wait for room: with
- * `arm` set an event loop is notified), -1 when the transfer is over (stop feeding). Sets
+ * rx_upload_feed(): append bytes; returns how many it took (all, or as many as fit below
+ * RX_UPLOAD_HIGH_WATER: feed the rest next), 0 when the buffer is full (wait for room: with
+ * `arm` set an event loop is notified), RX_FEED_OVER when the transfer is over (stop feeding),
+ * RX_FEED_NOMEM when the copy could not be allocated (the transfer goes on: cancel it). Sets
  * *resume when rx_engine_resume() must be called.
  * rx_upload_wait(): block until there is room or the transfer is over; 0 or ETIMEDOUT.
  * rx_upload_end(): no more bytes will come; sets *resume like rx_upload_feed(). */
-int rx_upload_feed(rx_transfer *t, const char *data, size_t len, int arm, int *resume);
+enum { RX_FEED_OVER = -1, RX_FEED_NOMEM = -2 };
+long rx_upload_feed(rx_transfer *t, const char *data, size_t len, int arm, int *resume);
 int rx_upload_wait(rx_transfer *t, long timeout_ms);
 void rx_upload_end(rx_transfer *t, int *resume);
 

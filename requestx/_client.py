@@ -405,9 +405,13 @@ class _BaseClient:
         check_request_framing(request)
         method = request.method
         body = request._content
+        url = request.url
+        # Credentials in the URL travel only as the auth flow's header (build_request_auth):
+        # given the userinfo, libcurl would send its own Basic header, even beside DigestAuth.
+        target = url._build("") if url._userinfo else str(url)
         return (
             method.encode("ascii"),
-            str(request.url).encode("ascii"),
+            target.encode("ascii"),
             request.headers._entries(),
             body if body or method in _METHODS_WITH_BODY else None,
             self._timeouts_for(request),

@@ -68,7 +68,11 @@ cdef extern from "transfer.h" nogil:
     int rx_stream_ready(rx_transfer *t, int want_body, int arm)
     int rx_stream_wait(rx_transfer *t, int want_body, long timeout_ms)
     char *rx_stream_take(rx_transfer *t, size_t *length, int *resume)
-    int rx_upload_feed(rx_transfer *t, const char *data, size_t length, int arm, int *resume)
+    long rx_upload_feed(rx_transfer *t, const char *data, size_t length, int arm,
+                        int *resume) nogil
+    enum:
+        RX_FEED_OVER
+        RX_FEED_NOMEM
     int rx_upload_wait(rx_transfer *t, long timeout_ms)
     void rx_upload_end(rx_transfer *t, int *resume)
     long rx_transfer_live_count()
@@ -105,7 +109,7 @@ cdef extern from "engine.h" nogil:
     int rx_engine_spin_wait(rx_engine *e, rx_transfer *t)
     void rx_engine_wait_finished(rx_engine *e, rx_transfer *t)
     int rx_engine_close(rx_engine *e, long timeout_ms)
-    void rx_engine_free(rx_engine *e)
+    void rx_engine_free(rx_engine *e) nogil
     void rx_engine_abandon(rx_engine *e)
     void rx_engine_get_stats(rx_engine *e, rx_engine_stats *out)
 
@@ -133,6 +137,8 @@ cdef class PendingTransfer:
     cdef bint streaming
     cdef bint blocking
     cdef bint eof
+    cdef object fed_chunk          # a fed chunk taken only in part (feed() returned None)
+    cdef Py_ssize_t fed_offset     # ... and how much of it was taken
     cdef public object waiter
     cdef void _stop_blocking_stream(self)
     cdef int _wait_stream(self, int what) except -1

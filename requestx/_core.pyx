@@ -13,6 +13,7 @@ One blocking request, end to end::
 The loop thread (engine.c) never touches Python objects and never takes the GIL.
 """
 
+cimport cython
 from cpython.buffer cimport PyBuffer_FillInfo
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.exc cimport PyErr_CheckSignals
@@ -286,12 +287,14 @@ cdef class Engine:
         self.fork_generation = _fork_generation
 
     def __dealloc__(self):
-        if self.engine != NULL:
+        cdef rx_engine *e = self.engine
+        self.engine = NULL
+        if e != NULL:
             if self.fork_generation == _fork_generation:
-                rx_engine_free(self.engine)
+                with nogil:  # joins the loop thread (up to 2 s): other threads run meanwhile
+                    rx_engine_free(e)
             else:
-                rx_engine_abandon(self.engine)
-            self.engine = NULL
+                rx_engine_abandon(e)
 
     cdef rx_engine *_live(self) except NULL:
         """The running engine, started on first use (and again in a forked child)."""
@@ -412,6 +415,12 @@ cdef class Engine:
         return pending
 
 
+# The garbage collector must not clear these before __dealloc__ runs: a PendingTransfer's
+# `body` is the request body the loop thread borrows, and __dealloc__ first stops the transfer
+# (blocking streams) so that the body outlives C's use of it; a CompletionQueue's `pending`
+# keeps those PendingTransfers alive until close() has waited for them. A cycle through either
+# would otherwise be cleared (body released) while C still reads it.
+@cython.no_gc_clear
 cdef class PendingTransfer:
     """A request running on the engine for an event loop (see Engine.submit)."""
 
@@ -483,23 +492,39 @@ cdef class PendingTransfer:
             rx_engine_resume(self.engine.engine, self.transfer)
 
     def feed(self, bytes data not None, bint block):
-        """Append request body bytes (copied). True when taken; False when the transfer is
-        over already (the server answered or it failed: stop feeding and fetch the result);
-        None when there is no room yet (non-blocking only: the queue is notified when there
-        is)."""
+        """Append request body bytes (copied, GIL released, at most the engine's buffer limit
+        at a time). True when all are taken; False when the transfer is over already (the
+        server answered or it failed: stop feeding and fetch the result); None when there is
+        no room yet (non-blocking only: the queue is notified when there is; call again with
+        the same `data`, whose taken part is remembered)."""
         cdef rx_transfer *t = self._stream_transfer()
         cdef int resume = 0
-        cdef int rc
+        cdef long rc
+        cdef const char *start = PyBytes_AS_STRING(data)
+        cdef Py_ssize_t size = PyBytes_GET_SIZE(data)
+        cdef Py_ssize_t offset = self.fed_offset if data is self.fed_chunk else 0
         while True:
-            rc = rx_upload_feed(t, PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), not block,
-                                &resume)
+            with nogil:
+                rc = rx_upload_feed(t, start + offset, <size_t>(size - offset), not block,
+                                    &resume)
             if resume:
                 self._resume()
-            if rc != 0:
-                return rc > 0
-            if not block:
-                return None
-            self._wait_stream(WAIT_ROOM)
+            if rc == RX_FEED_OVER:
+                self.fed_chunk = None
+                return False
+            if rc == RX_FEED_NOMEM:
+                self.fed_chunk = None
+                self.close_stream()
+                raise MemoryError("out of memory buffering the request body")
+            offset += rc
+            if offset >= size:
+                self.fed_chunk = None
+                return True
+            if rc == 0:
+                if not block:
+                    self.fed_chunk, self.fed_offset = data, offset  # resumed by the next call
+                    return None
+                self._wait_stream(WAIT_ROOM)
 
     def end_body(self):
         """The fed body is complete."""
@@ -594,6 +619,7 @@ cdef class PendingTransfer:
             self.cancel()
 
 
+@cython.no_gc_clear
 cdef class CompletionQueue:
     """Where one event loop receives finished transfers: `fileno()` becomes readable when the
     queue goes from empty to non-empty, and `drain()` returns every finished transfer at once.
@@ -664,9 +690,13 @@ cdef class CompletionQueue:
         if self.closed:
             return
         self.closed = True
-        for pending in list(self.pending.values()):
+        # Transfers inherited through fork() belong to the parent's loop thread, which does
+        # not exist here: cancelling or waiting for them would wait for ever. Let go of them.
+        live = [pending for pending in self.pending.values()
+                if pending.engine.fork_generation == _fork_generation]
+        for pending in live:
             pending.cancel()
-        for pending in list(self.pending.values()):
+        for pending in live:
             t = pending.transfer
             with nogil:
                 rx_transfer_wait(t, -1)

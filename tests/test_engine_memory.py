@@ -1,4 +1,4 @@
-"""The C engine under valgrind and AddressSanitizer, without Python in the way.
+"""The C engine under valgrind, AddressSanitizer and ThreadSanitizer, without Python in the way.
 
 tests/c/engine_test.c drives csrc/ directly (requests, concurrency, cancel, timeouts, refused
 connections, shutdown with a transfer in flight, streaming, fed uploads, h2c bursts) against the
@@ -91,3 +91,25 @@ def test_engine_is_clean_under_asan(
     assert result.returncode == 0, result.stdout + result.stderr
     assert "all checks passed" in result.stdout
     assert "runtime error" not in result.stderr  # UBSan reports but does not fail by default
+
+
+@pytest.mark.timeout(300)
+def test_engine_threads_are_clean_under_tsan(
+    server: HypercornServer, h2_script: ScriptedH2Server, tmp_path: Path
+) -> None:
+    # The loop thread, the submitting threads and the completion queue's drainers share the
+    # command queue, the transfer's state word and streaming fields, and the queue's links:
+    # ThreadSanitizer checks every such access for a data race. (libcurl itself is not
+    # instrumented; only the loop thread calls it.)
+    binary = _compile(tmp_path / "engine_test_tsan", "-fsanitize=thread")
+    env = dict(os.environ, TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1")
+    result = subprocess.run(
+        [str(binary), server.url, h2_script.url],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=env,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr[-6000:]
+    assert "all checks passed" in result.stdout
+    assert "WARNING: ThreadSanitizer" not in result.stderr, result.stderr[-6000:]

@@ -75,8 +75,9 @@ def test_a_three_digit_code_without_a_reason_is_fine(canned: CannedServer) -> No
 
 def test_header_limit_is_an_option(raw_server: RawServer) -> None:
     url = raw_server.url + "/huge-headers?kb=200"
-    with requestx.Client(timeout=5) as client, pytest.raises(
-        requestx.RemoteProtocolError, match=r"102400 bytes \(max_header_bytes\)"
+    with (
+        requestx.Client(timeout=5) as client,
+        pytest.raises(requestx.RemoteProtocolError, match=r"102400 bytes \(max_header_bytes\)"),
     ):
         client.get(url)
     with requestx.Client(timeout=5, max_header_bytes=300 * 1024) as client:
