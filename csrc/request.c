@@ -23,6 +23,7 @@ rx_transfer *rx_transfer_new(void)
     t->refs = 1;
     t->h2.request_fd = CURL_SOCKET_BAD; /* origin.c's: "no request sent yet" */
     t->connect_timeout_ms = t->read_timeout_ms = t->write_timeout_ms = t->pool_timeout_ms = -1;
+    t->total_timeout_ms = -1;
     pthread_mutex_init(&t->stream_lock, NULL);
     pthread_cond_init(&t->stream_cond, NULL);
     __atomic_add_fetch(&live_transfers, 1, __ATOMIC_RELAXED);

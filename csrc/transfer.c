@@ -579,8 +579,21 @@ static long exchange_timeout(const rx_transfer *t)
     return (b < 0 || a < b) ? a : b;
 }
 
-/* The deadline that applies to the transfer now, or -1 when none does. */
-static int64_t current_deadline(const rx_transfer *t)
+static int64_t earlier(int64_t a, int64_t b)
+{
+    if (a < 0)
+        return b;
+    return (b < 0 || a < b) ? a : b;
+}
+
+/* When the total timeout runs out, or -1 when there is none. */
+static int64_t total_deadline(const rx_transfer *t)
+{
+    return t->total_timeout_ms < 0 ? -1 : t->started_ms + t->total_timeout_ms;
+}
+
+/* The deadline of the phase the transfer is in, or -1 when none applies. */
+static int64_t phase_deadline(const rx_transfer *t)
 {
     switch (t->phase) {
     case RX_PHASE_WAITING:
@@ -597,6 +610,12 @@ static int64_t current_deadline(const rx_transfer *t)
     }
 }
 
+/* The deadline that applies to the transfer now, or -1 when none does. */
+static int64_t current_deadline(const rx_transfer *t)
+{
+    return earlier(phase_deadline(t), total_deadline(t));
+}
+
 int64_t rx_transfer_first_deadline(const rx_transfer *t)
 {
     /* Real deadlines only move later, except when the phase changes: the first key is the
@@ -604,13 +623,27 @@ int64_t rx_transfer_first_deadline(const rx_transfer *t)
     long first = exchange_timeout(t);
     if (t->pool_timeout_ms >= 0 && (first < 0 || t->pool_timeout_ms < first))
         first = t->pool_timeout_ms;
-    return first < 0 ? -1 : t->started_ms + first;
+    return earlier(first < 0 ? -1 : t->started_ms + first, total_deadline(t));
 }
 
 int rx_transfer_check_deadline(rx_transfer *t, int64_t now, int64_t *next)
 {
     int64_t deadline = current_deadline(t);
     if (deadline >= 0 && deadline <= now) {
+        int64_t total = total_deadline(t);
+        if (total >= 0 && total <= now) {
+            /* The class of the phase it ran out in (httpx has no "total" class), and words
+             * that say which timeout it was. */
+            int error = t->phase == RX_PHASE_WAITING      ? RX_E_POOL_TIMEOUT
+                        : t->phase == RX_PHASE_CONNECTING ? RX_E_CONNECT_TIMEOUT
+                        : body_going_out(t)               ? RX_E_WRITE_TIMEOUT
+                                                          : RX_E_READ_TIMEOUT;
+            char text[96];
+            snprintf(text, sizeof text, "the request's total timeout (%ld ms) ran out",
+                     t->total_timeout_ms);
+            rx_transfer_fail(t, error, text);
+            return 1;
+        }
         if (t->phase == RX_PHASE_WAITING)
             rx_transfer_fail(t, RX_E_POOL_TIMEOUT,
                              "timed out waiting for a connection from the pool");

@@ -100,6 +100,7 @@ struct rx_transfer {
     long read_timeout_ms;
     long write_timeout_ms;
     long pool_timeout_ms;
+    long total_timeout_ms;   /* from start to the last body byte, whatever the phase */
     int http_version;        /* RX_HTTP_* */
     rx_tls *tls;             /* TLS settings (a reference); NULL: verify with the default CAs */
     int stream;              /* hand the body over in pieces as it arrives (see "Streaming") */

@@ -120,7 +120,7 @@ _EngineArguments = typing.Tuple[
     bytes,
     typing.List[typing.Tuple[bytes, bytes, bytes]],
     typing.Optional[bytes],
-    typing.Tuple[int, int, int, int],
+    typing.Tuple[int, ...],
     int,
     typing.Optional[_core.TLSConfig],
 ]
@@ -140,8 +140,10 @@ def _get_shared_engine() -> _core.Engine:
     return _shared_engine
 
 
-def _timeout_tuple(timeout: Timeout) -> tuple[int, int, int, int]:
-    return _core.timeouts_ms(timeout.connect, timeout.read, timeout.write, timeout.pool)
+def _timeout_tuple(timeout: Timeout) -> tuple[int, ...]:
+    return _core.timeouts_ms(
+        timeout.connect, timeout.read, timeout.write, timeout.pool, timeout.total
+    )
 
 
 def _is_sendable(url: URL) -> bool:
@@ -392,7 +394,7 @@ class _BaseClient:
 
     # -- sending --
 
-    def _timeouts_for(self, request: Request) -> tuple[int, int, int, int]:
+    def _timeouts_for(self, request: Request) -> tuple[int, ...]:
         timeout = request.extensions.get("timeout")
         if timeout is None or timeout is self._timeout_dict:
             return self._timeout_ms

@@ -45,17 +45,26 @@ class Timeout:
         Timeout(None, read=30.0)      # only reads are limited
         Timeout(connect=1, read=2, write=3, pool=4)   # all four, no default
         Timeout((1, 2))               # tuple form: connect, read[, write[, pool]]
+        Timeout(5.0, total=60)        # and the whole request within 60 s
 
     Without a default, all four must be given (ValueError otherwise), so that
     a phase is never left unlimited by accident.
+
+    `total` (requestx's addition; httpx has none) bounds the whole request, from the moment
+    the client starts it until the last byte of the response body is in: waiting for a
+    connection, connecting, sending, and receiving. The four phase timeouts bound each wait,
+    so a server that trickles its response a byte at a time (slowloris) can otherwise hold a
+    request for ever. When it runs out, the timeout class of the phase it ran out in is
+    raised (`ReadTimeout` while the response arrives), saying it was the total.
     """
 
-    __slots__ = ("connect", "pool", "read", "write")
+    __slots__ = ("connect", "pool", "read", "total", "write")
 
     connect: _Seconds
     read: _Seconds
     write: _Seconds
     pool: _Seconds
+    total: _Seconds
 
     def __init__(
         self,
@@ -65,12 +74,15 @@ class Timeout:
         read: _Seconds | UnsetType = UNSET,
         write: _Seconds | UnsetType = UNSET,
         pool: _Seconds | UnsetType = UNSET,
+        total: _Seconds = None,
     ) -> None:
+        self.total = total
         if isinstance(timeout, Timeout):
-            if not (connect is read is write is pool is UNSET):
+            if not (connect is read is write is pool is UNSET) or total is not None:
                 raise TypeError("Timeout(<Timeout>) takes no other arguments.")
             self.connect, self.read = timeout.connect, timeout.read
             self.write, self.pool = timeout.write, timeout.pool
+            self.total = timeout.total
         elif isinstance(timeout, tuple):
             values = tuple(timeout) + (None, None)
             self.connect, self.read, self.write, self.pool = values[:4]
@@ -93,23 +105,28 @@ class Timeout:
             self.pool = timeout if isinstance(pool, UnsetType) else pool
 
     def as_dict(self) -> dict[str, float | None]:
-        """`{"connect": ..., "read": ..., "write": ..., "pool": ...}`."""
-        return {"connect": self.connect, "read": self.read, "write": self.write, "pool": self.pool}
+        """`{"connect": ..., "read": ..., "write": ..., "pool": ...}`, and `"total"` when set."""
+        values = {"connect": self.connect, "read": self.read, "write": self.write}
+        values["pool"] = self.pool
+        if self.total is not None:
+            values["total"] = self.total
+        return values
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Timeout) and self._values() == other._values()
 
     __hash__ = None  # type: ignore[assignment]  # mutable and compared by value
 
-    def _values(self) -> tuple[_Seconds, _Seconds, _Seconds, _Seconds]:
-        return (self.connect, self.read, self.write, self.pool)
+    def _values(self) -> tuple[_Seconds, _Seconds, _Seconds, _Seconds, _Seconds]:
+        return (self.connect, self.read, self.write, self.pool, self.total)
 
     def __repr__(self) -> str:
-        if len(set(self._values())) == 1:
-            return f"Timeout(timeout={self.connect})"
+        total = "" if self.total is None else f", total={self.total}"
+        if len({self.connect, self.read, self.write, self.pool}) == 1:
+            return f"Timeout(timeout={self.connect}{total})"
         return (
             f"Timeout(connect={self.connect}, read={self.read}, "
-            f"write={self.write}, pool={self.pool})"
+            f"write={self.write}, pool={self.pool}{total})"
         )
 
 

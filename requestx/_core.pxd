@@ -40,6 +40,7 @@ cdef extern from "transfer.h" nogil:
         long read_timeout_ms
         long write_timeout_ms
         long pool_timeout_ms
+        long total_timeout_ms
         int http_version
         int stream
         int upload_stream

@@ -21,8 +21,12 @@ class Body:
     def __buffer__(self, flags: int, /) -> memoryview: ...
 
 def timeouts_ms(
-    connect: float | None, read: float | None, write: float | None, pool: float | None
-) -> tuple[int, int, int, int]: ...
+    connect: float | None,
+    read: float | None,
+    write: float | None,
+    pool: float | None,
+    total: float | None = None,
+) -> tuple[int, ...]: ...
 def live_transfers() -> int: ...
 
 class TLSConfig:
@@ -60,7 +64,7 @@ class Engine:
         url: bytes,
         headers: Sequence[tuple[bytes, ...]],
         body: bytes | None,
-        timeouts: tuple[int, int, int, int],
+        timeouts: tuple[int, ...],
         http_version: int,
         tls: TLSConfig | None,
     ) -> tuple[int, str, bytes, Body, float]: ...
@@ -70,7 +74,7 @@ class Engine:
         url: bytes,
         headers: Sequence[tuple[bytes, ...]],
         body: bytes | None,
-        timeouts: tuple[int, int, int, int],
+        timeouts: tuple[int, ...],
         http_version: int,
         tls: TLSConfig | None,
         queue: CompletionQueue,
@@ -81,7 +85,7 @@ class Engine:
         url: bytes,
         headers: Sequence[tuple[bytes, ...]],
         body: bytes | None,
-        timeouts: tuple[int, int, int, int],
+        timeouts: tuple[int, ...],
         http_version: int,
         tls: TLSConfig | None,
         queue: CompletionQueue | None,

@@ -238,9 +238,11 @@ cdef inline long _ms(object seconds) except? -2:
     return <long>ceil(s * 1000.0)
 
 
-def timeouts_ms(connect, read, write, pool):
-    """Convert a Timeout's four values (seconds or None) into the tuple perform() takes."""
-    return (_ms(connect), _ms(read), _ms(write), _ms(pool))
+def timeouts_ms(connect, read, write, pool, total=None):
+    """Convert a Timeout's values (seconds or None) into the tuple perform() takes."""
+    if total is None:
+        return (_ms(connect), _ms(read), _ms(write), _ms(pool))
+    return (_ms(connect), _ms(read), _ms(write), _ms(pool), _ms(total))
 
 
 cdef inline int _check(int rc) except -1:
@@ -729,6 +731,8 @@ cdef int _fill_request(rx_transfer *t, bytes method, bytes url, list headers, by
     t.read_timeout_ms = timeouts[1]
     t.write_timeout_ms = timeouts[2]
     t.pool_timeout_ms = timeouts[3]
+    if len(timeouts) > 4:
+        t.total_timeout_ms = timeouts[4]
     t.http_version = http_version
     if tls is not None:
         rx_transfer_set_tls(t, tls.tls)
