@@ -48,6 +48,8 @@ struct rx_engine {
     long keepalive_expiry_s; /* applied to each transfer as CURLOPT_MAXAGE_CONN; < 0 = default */
     int forbid_reuse;        /* max_keepalive == 0: close each connection after its transfer */
     int64_t stale_timer_backoff_us; /* see the CURL_SOCKET_TIMEOUT call in loop_main() */
+    int64_t *readable_at_ms; /* per descriptor: when epoll last reported bytes to read */
+    int readable_len;
     int64_t busy_until_us;   /* see wait_for_events() */
 
     rx_spin spin;            /* blocking waiters' spin heuristics (any thread, spin.h) */
@@ -272,6 +274,8 @@ static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *
 {
     rx_engine *e = userp;
     if (what == CURL_POLL_REMOVE) {
+        if (fd < e->readable_len)
+            e->readable_at_ms[fd] = 0; /* the number may come back as another connection */
         /* Fails only for a socket libcurl closed already, which epoll forgot by itself. */
         epoll_ctl(e->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
         curl_multi_assign(e->multi, fd, NULL);
@@ -330,12 +334,40 @@ static void reap_completions(rx_engine *e)
     }
 }
 
+/* The read timeout is per read, and bytes that complete no header line reach no callback (a
+ * status line sent a byte at a time): so the loop notes when each socket was last readable,
+ * and a transfer whose deadline comes up hears about its socket first. */
+static void note_readable(rx_engine *e, int fd)
+{
+    if (fd >= e->readable_len) {
+        int len = e->readable_len ? e->readable_len : 64;
+        while (len <= fd)
+            len *= 2;
+        int64_t *grown = realloc(e->readable_at_ms, (size_t)len * sizeof *grown);
+        if (grown == NULL)
+            return; /* then only callbacks count as activity, as before */
+        memset(grown + e->readable_len, 0, (size_t)(len - e->readable_len) * sizeof *grown);
+        e->readable_at_ms = grown;
+        e->readable_len = len;
+    }
+    e->readable_at_ms[fd] = rx_loop_now_ms;
+}
+
+static void tell_socket_activity(rx_engine *e, rx_transfer *t)
+{
+    curl_socket_t fd = CURL_SOCKET_BAD;
+    if (curl_easy_getinfo(rx_transfer_easy(t), CURLINFO_ACTIVESOCKET, &fd) == CURLE_OK &&
+        fd != CURL_SOCKET_BAD && fd < e->readable_len && e->readable_at_ms[fd] > 0)
+        rx_transfer_bytes_arrived(t, e->readable_at_ms[fd]);
+}
+
 /* Transfers whose timeout ran out fail with it; the others get a later key (deadlines.h). */
 static void expire_deadlines(rx_engine *e)
 {
     rx_transfer *t;
     int64_t next;
     while ((t = rx_deadlines_due(&e->deadlines, rx_loop_now_ms)) != NULL) {
+        tell_socket_activity(e, t);
         if (rx_transfer_check_deadline(t, rx_loop_now_ms, &next))
             finish_transfer(e, t);
         else
@@ -451,6 +483,8 @@ static void *loop_main(void *arg)
                 continue;
             }
             uint32_t ev = events[i].events;
+            if (ev & EPOLLIN)
+                note_readable(e, fd);
             int flags = ((ev & EPOLLIN) ? CURL_CSELECT_IN : 0) |
                         ((ev & EPOLLOUT) ? CURL_CSELECT_OUT : 0) |
                         ((ev & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0);
@@ -641,6 +675,7 @@ void rx_engine_free(rx_engine *e)
         return; /* the loop thread may still touch it */
     pthread_mutex_destroy(&e->lock);
     rx_deadlines_free(&e->deadlines);
+    free(e->readable_at_ms);
     free(e);
 }
 

@@ -666,6 +666,12 @@ int rx_transfer_check_deadline(rx_transfer *t, int64_t now, int64_t *next)
     return 0;
 }
 
+void rx_transfer_bytes_arrived(rx_transfer *t, int64_t when_ms)
+{
+    if (t->phase == RX_PHASE_EXCHANGING && !body_going_out(t) && when_ms > t->last_activity_ms)
+        t->last_activity_ms = when_ms;
+}
+
 void rx_transfer_unpause(rx_transfer *t)
 {
     if (!t->curl_paused)

@@ -277,6 +277,11 @@ const char *rx_transfer_http_version(const rx_transfer *t);
 int64_t rx_transfer_first_deadline(const rx_transfer *t);
 int rx_transfer_check_deadline(rx_transfer *t, int64_t now, int64_t *next);
 
+/* Loop thread only: bytes arrived on the transfer's connection at `when_ms` (before any
+ * callback saw them): the read timeout runs from then. No effect while the request body is
+ * going out (the write timeout is about the other direction). */
+void rx_transfer_bytes_arrived(rx_transfer *t, int64_t when_ms);
+
 /* Loop thread only: a streaming transfer paused because its consumer was behind goes on (the
  * consumer took bytes, or the feeder gave some); nothing when it is not paused. */
 void rx_transfer_unpause(rx_transfer *t);

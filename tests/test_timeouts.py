@@ -102,6 +102,26 @@ def test_read_timeout_is_per_wait_not_for_the_whole_response(
         assert response.headers["x-slow-5"] == "5"
 
 
+def test_read_timeout_survives_a_response_sent_one_byte_at_a_time(raw_server: RawServer) -> None:
+    # Issue 12, case 7: every byte of the response 0.05 s apart (~3.5 s in all); no single wait
+    # comes near the 0.5 s read timeout, so the request succeeds.
+    with requestx.Client(timeout=requestx.Timeout(10, read=0.5)) as client:
+        start = time.monotonic()
+        response = client.get(raw_server.url + "/byte-by-byte?delay=0.05")
+        assert time.monotonic() - start > 2.0
+        assert response.text == "ok"
+        assert response.headers["x-trickle"] == "one byte at a time"
+
+
+@pytest.mark.anyio
+async def test_read_timeout_survives_a_response_sent_one_byte_at_a_time_async(
+    raw_server: RawServer,
+) -> None:
+    async with requestx.AsyncClient(timeout=requestx.Timeout(10, read=0.5)) as client:
+        response = await client.get(raw_server.url + "/byte-by-byte?delay=0.05")
+        assert response.text == "ok"
+
+
 def test_timeout_none_waits(server: HypercornServer) -> None:
     with requestx.Client(timeout=None) as client:
         assert client.timeout == requestx.Timeout(None)

@@ -16,6 +16,9 @@ test can follow a failure with `/ok` on the same server to show the client recov
                          status line, then one header line every `delay` seconds (default 10
                          lines, 0.3 s; at most 30 lines, 1 s), then "ok": each read makes
                          progress but the whole response is slow (read timeout vs. total time)
+    /byte-by-byte?delay=s
+                         the whole response one byte every `delay` s (default 0.05): each read
+                         makes progress, the response takes ~3.5 s
     /gzip-truncated      Content-Encoding: gzip, a complete HTTP body holding a gzip stream
                          cut short (the last 12 bytes missing)
     /gzip-invalid        Content-Encoding: gzip over bytes that are not gzip
@@ -213,6 +216,17 @@ def _slow_headers(conn: socket.socket, request: Request) -> bool:
     return True
 
 
+BYTE_BY_BYTE = b"HTTP/1.1 200 OK\r\nX-Trickle: one byte at a time\r\nContent-Length: 2\r\n\r\nok"
+
+
+def _byte_by_byte(conn: socket.socket, request: Request) -> bool:
+    delay = request.number("delay", 0.05, 0.2)  # at most ~14 s in all
+    for i in range(len(BYTE_BY_BYTE)):
+        time.sleep(delay)
+        conn.sendall(BYTE_BY_BYTE[i : i + 1])
+    return True
+
+
 GZIP_TEXT = b"compressed text " * 200
 # Piece boundaries fall inside "\u00e9" (two UTF-8 bytes) and between "\r" and "\n".
 SPLIT_TEXT = "caf\u00e9\r\nna\u00efve\nend".encode()
@@ -254,6 +268,7 @@ SCENARIOS: dict[str, Callable[[socket.socket, Request], bool]] = {
     "bad-status-line": _bad_status_line,
     "huge-headers": _huge_headers,
     "slow-headers": _slow_headers,
+    "byte-by-byte": _byte_by_byte,
     "gzip-truncated": _gzip_truncated,
     "gzip-invalid": _gzip_invalid,
     "split-text": _split_text,
