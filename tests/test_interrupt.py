@@ -28,9 +28,13 @@ MAX_DELAY = 0.5  # seconds from SIGINT to KeyboardInterrupt in the child (requir
 # time.monotonic() is CLOCK_MONOTONIC, the same clock in every process on Linux.
 _PRELUDE = textwrap.dedent(
     """
-    import json, sys, threading, time
+    import json, signal, sys, threading, time
     import requestx
     from requestx import _core
+
+    # A test command run as a background job hands its children SIGINT ignored, and Python
+    # then installs no KeyboardInterrupt handler: install it explicitly.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def report(**fields):
         print(json.dumps(fields), flush=True)

@@ -163,6 +163,22 @@ def test_pool_timeout_while_every_connection_is_held_by_a_stream(
         assert client.get("/json").status_code == 200  # the slot came back
 
 
+def test_a_small_stream_already_received_frees_its_connection(server: HypercornServer) -> None:
+    # docs/differences.md: the engine holds the whole (small) body, so the connection is back
+    # in the pool before the stream is read or closed; httpx would raise PoolTimeout here.
+    limits = requestx.Limits(max_connections=1)
+    timeout = requestx.Timeout(5, pool=0.5)
+    with requestx.Client(base_url=server.url, limits=limits, timeout=timeout) as client:
+        server.reset_stats()
+        with client.stream("GET", "/json") as small:
+            time.sleep(0.2)  # the engine has the whole response by now
+            assert client.get("/json").status_code == 200  # no PoolTimeout
+            assert small.read()  # and the held bytes are all there
+        with client.stream("GET", "/json") as small:
+            assert client.get("/json").status_code == 200
+        assert server.connection_count() == 1  # every request on the one connection
+
+
 def test_connection_lost_mid_body_raises_and_keeps_received_bytes(raw_server: RawServer) -> None:
     with requestx.Client(base_url=raw_server.url) as client:
         with client.stream("GET", "/close-mid-body") as response:
