@@ -12,6 +12,7 @@ Routes:
     /json100  a JSON document of 100 bytes
     /json1k   a JSON document of 1024 bytes
     /post     accepts a body up to 1 MiB, answers {"ok":true}
+    /big      1 MiB of bytes, from a file (for streams read in part, downloads)
     /status   nginx's stub_status (active connections: handy to check keep-alive)
 
 HTTP/2, opt-in (`Nginx(http2=True)`, for benchmarks/run_h2.py): two more servers with the same
@@ -87,6 +88,10 @@ _LOCATIONS = """\
             # connection stays usable for the next request.
             default_type application/json;
             return 200 '{{"ok":true}}';
+        }}
+        location = /big {{
+            default_type application/octet-stream;
+            alias {run}/big.bin;
         }}
         location = /status {{
             stub_status;
@@ -313,7 +318,8 @@ class Nginx:
         # directory. The server only listens on loopback for the length of a benchmark, so the
         # workers keep our user. As non-root, nginx cannot switch users and ignores `user`.
         user = "user root root;" if os.geteuid() == 0 else ""
-        locations = _LOCATIONS.format(json100=JSON_100, json1k=JSON_1K)
+        (self.run_dir / "big.bin").write_bytes(bytes(range(256)) * 4096)
+        locations = _LOCATIONS.format(json100=JSON_100, json1k=JSON_1K, run=self.run_dir)
         servers = ""
         if self.http2:
             servers = _HTTP2_SERVERS.format(

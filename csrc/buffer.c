@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+static long live_buffers; /* atomic */
+
 int rx_buffer_reserve(rx_buffer *b, size_t cap)
 {
     if (cap <= b->cap)
@@ -11,6 +13,8 @@ int rx_buffer_reserve(rx_buffer *b, size_t cap)
     char *p = realloc(b->data, cap);
     if (p == NULL)
         return -1;
+    if (b->data == NULL)
+        __atomic_add_fetch(&live_buffers, 1, __ATOMIC_RELAXED);
     b->data = p;
     b->cap = cap;
     return 0;
@@ -45,7 +49,17 @@ char *rx_buffer_steal(rx_buffer *b, size_t *len)
 
 void rx_buffer_free(rx_buffer *b)
 {
-    free(b->data);
+    rx_buffer_free_stolen(b->data);
     b->data = NULL;
     b->len = b->cap = 0;
 }
+
+void rx_buffer_free_stolen(char *data)
+{
+    if (data == NULL)
+        return;
+    free(data);
+    __atomic_sub_fetch(&live_buffers, 1, __ATOMIC_RELAXED);
+}
+
+long rx_buffer_live_count(void) { return __atomic_load_n(&live_buffers, __ATOMIC_RELAXED); }

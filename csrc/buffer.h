@@ -22,9 +22,17 @@ int rx_buffer_append(rx_buffer *b, const void *src, size_t n);
 /* Forget the contents, keep the allocation. */
 static inline void rx_buffer_clear(rx_buffer *b) { b->len = 0; }
 
-/* Hand the allocation to the caller (who must free() it); the buffer is empty afterwards. */
+/* Hand the allocation to the caller, who frees it with rx_buffer_free_stolen(); the buffer is
+ * empty afterwards. */
 char *rx_buffer_steal(rx_buffer *b, size_t *len);
 
 void rx_buffer_free(rx_buffer *b);
+
+/* Free what rx_buffer_steal() handed out (NULL is fine). */
+void rx_buffer_free_stolen(char *data);
+
+/* Buffer allocations alive in this process, stolen ones included (tests assert it returns to
+ * zero once every client and response is gone). */
+long rx_buffer_live_count(void);
 
 #endif

@@ -20,6 +20,28 @@
 
 __thread int64_t rx_loop_now_ms;
 
+/* Easy handles alive in this process (tests assert it returns to zero; rx_engine_live_easy). */
+static long live_easy_handles; /* atomic */
+
+static CURL *new_easy(void)
+{
+    CURL *h = curl_easy_init();
+    if (h != NULL)
+        __atomic_add_fetch(&live_easy_handles, 1, __ATOMIC_RELAXED);
+    return h;
+}
+
+static void free_easy(CURL *h)
+{
+    curl_easy_cleanup(h);
+    __atomic_sub_fetch(&live_easy_handles, 1, __ATOMIC_RELAXED);
+}
+
+long rx_engine_live_easy_handles(void)
+{
+    return __atomic_load_n(&live_easy_handles, __ATOMIC_RELAXED);
+}
+
 enum { RX_CMD_SUBMIT = 1, RX_CMD_CANCEL = 2, RX_CMD_RESUME = 3 };
 enum { MAX_EVENTS = 64, EASY_POOL_MAX = 128 };
 
@@ -167,7 +189,7 @@ static void finish_transfer(rx_engine *e, rx_transfer *t)
         curl_easy_reset(h);
         e->easy_pool[e->easy_pooled++] = h;
     } else {
-        curl_easy_cleanup(h);
+        free_easy(h);
     }
     e->running--;
     e->completed++;
@@ -219,14 +241,14 @@ static void admit_released(rx_engine *e)
 
 static void start_transfer(rx_engine *e, rx_transfer *t)
 {
-    CURL *h = e->easy_pooled ? e->easy_pool[--e->easy_pooled] : curl_easy_init();
+    CURL *h = e->easy_pooled ? e->easy_pool[--e->easy_pooled] : new_easy();
     if (h == NULL) {
         deliver_unstarted(t, RX_E_NOMEM, "out of memory creating a transfer");
         return;
     }
     if (rx_transfer_setup(t, h, e->share) != 0) {
         rx_transfer_release_handle(t);
-        curl_easy_cleanup(h);
+        free_easy(h);
         deliver_unstarted(t, RX_E_NOMEM, "out of memory configuring a transfer");
         return;
     }
@@ -531,7 +553,7 @@ static void free_curl(rx_engine *e)
     if (e->multi)
         curl_multi_cleanup(e->multi);
     for (int i = 0; i < e->easy_pooled; i++)
-        curl_easy_cleanup(e->easy_pool[i]);
+        free_easy(e->easy_pool[i]);
     if (e->share)
         curl_share_cleanup(e->share);
     rx_origins_free(e->origins); /* after the multi: closing connections reports to it */

@@ -68,4 +68,8 @@ typedef struct rx_engine_stats {
 } rx_engine_stats;
 void rx_engine_get_stats(rx_engine *e, rx_engine_stats *out);
 
+/* libcurl easy handles alive in this process, pooled ones included (a debug aid: tests
+ * assert it returns to zero once every engine is freed). */
+long rx_engine_live_easy_handles(void);
+
 #endif

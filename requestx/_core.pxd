@@ -20,6 +20,11 @@ cdef extern from "tls.h" nogil:
     int rx_tls_set_ca_pem(rx_tls *tls, const char *pem, size_t length)
 
 
+cdef extern from "buffer.h" nogil:
+    void rx_buffer_free_stolen(char *data)
+    long rx_buffer_live_count()
+
+
 cdef extern from "transfer.h" nogil:
     ctypedef struct rx_completion_queue:
         int fd
@@ -113,6 +118,7 @@ cdef extern from "engine.h" nogil:
     void rx_engine_free(rx_engine *e) nogil
     void rx_engine_abandon(rx_engine *e)
     void rx_engine_get_stats(rx_engine *e, rx_engine_stats *out)
+    long rx_engine_live_easy_handles()
 
 
 cdef class TLSConfig:

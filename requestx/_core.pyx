@@ -19,7 +19,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from cpython.exc cimport PyErr_CheckSignals
 from libc.errno cimport EINTR
 from libc.math cimport ceil
-from libc.stdlib cimport free
+
 
 import atexit
 import os
@@ -205,7 +205,7 @@ cdef class Body:
     someone asks for `bytes`."""
 
     def __dealloc__(self):
-        free(self.data)
+        rx_buffer_free_stolen(self.data)
 
     def __len__(self):
         return self.size
@@ -587,7 +587,7 @@ cdef class PendingTransfer:
                 try:
                     return PyBytes_FromStringAndSize(data, size)
                 finally:
-                    free(data)
+                    rx_buffer_free_stolen(data)
             if rx_transfer_is_done(t):
                 break
         if t.error != 0:
@@ -783,3 +783,13 @@ cdef tuple _take_result(rx_transfer *t):
 def live_transfers():
     """Transfers alive in this process (tests assert it returns to zero)."""
     return rx_transfer_live_count()
+
+
+def live_objects():
+    """The engine's C objects alive in this process: transfers, libcurl easy handles (pooled
+    ones included) and buffers (response bodies held by Body objects included). Every count
+    is back to zero once all clients, responses and streams are gone (the test suite checks
+    it at the end of the run)."""
+    return {"transfers": rx_transfer_live_count(),
+            "easy_handles": rx_engine_live_easy_handles(),
+            "buffers": rx_buffer_live_count()}

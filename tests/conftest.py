@@ -10,11 +10,16 @@ Fixtures:
                  .ca_file (trust this), .cert_file (server key + chain)
     tls_server   HypercornServer over TLS offering h2 and http/1.1 (one per session)
     tls_h1_server  the same offering http/1.1 only (ALPN fallback tests)
+
+At the end of the session every C object of the engine (transfers, easy handles, buffers) must
+be gone once the clients and responses are (`_no_engine_objects_left`).
 """
 
 from __future__ import annotations
 
+import gc
 import importlib.util
+import time
 from pathlib import Path
 from typing import Iterator
 
@@ -29,6 +34,27 @@ _ENV_TO_CLEAR = [
     "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy",
     "SSL_CERT_FILE", "SSL_CERT_DIR",
 ]  # fmt: skip
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_engine_objects_left() -> Iterator[None]:
+    """Set up first, so torn down last: after every other fixture's clients are closed."""
+    yield
+    from requestx import _client, _core
+
+    engine = _client._shared_engine  # the top-level API's engine (requestx.get)
+    _client._shared_engine = None
+    if engine is not None:
+        engine.close()
+    del engine
+    deadline = time.monotonic() + 5
+    while True:
+        gc.collect()
+        live = _core.live_objects()
+        if not any(live.values()) or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert not any(live.values()), f"engine objects alive after the session: {live}"
 
 
 @pytest.fixture(autouse=True)

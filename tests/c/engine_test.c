@@ -44,7 +44,7 @@ static rx_transfer *make(const char *method, const char *path, long read_timeout
 static void finish(rx_transfer *t)
 {
     size_t len;
-    free(rx_transfer_take_body(t, &len));
+    rx_buffer_free_stolen(rx_transfer_take_body(t, &len));
     rx_transfer_unref(t);
 }
 
@@ -227,7 +227,7 @@ static void streaming(rx_engine *e)
             mismatches += (unsigned char)data[i] != (received + i) % 251;
         received += len;
         largest = len > largest ? len : largest;
-        free(data);
+        rx_buffer_free_stolen(data);
     }
     CHECK(t->error == 0, "stream error %d: %s", t->error, t->error_text);
     CHECK(received == total, "stream received %zu of %zu", received, total);
@@ -246,7 +246,7 @@ static void streaming(rx_engine *e)
     CHECK(early->error == RX_E_CANCELLED || early->error == 0, "early close gave %d", early->error);
     size_t len;
     int resume;
-    free(rx_stream_take(early, &len, &resume));
+    rx_buffer_free_stolen(rx_stream_take(early, &len, &resume));
     rx_transfer_unref(early);
 }
 
@@ -439,6 +439,9 @@ int main(int argc, char **argv)
     h2c_restarts(argv[2]);
 
     CHECK(rx_transfer_live_count() == 0, "%ld transfers leaked", rx_transfer_live_count());
+    CHECK(rx_buffer_live_count() == 0, "%ld buffers leaked", rx_buffer_live_count());
+    CHECK(rx_engine_live_easy_handles() == 0, "%ld easy handles leaked",
+          rx_engine_live_easy_handles());
     curl_global_cleanup();
     if (failures == 0)
         printf("engine_test: all checks passed\n");
