@@ -37,6 +37,7 @@ asan_runtime="$(gcc -print-file-name=libasan.so)"
 ubsan_runtime="$(gcc -print-file-name=libubsan.so)"
 report="$repo/$stage/sanitizer"
 export LD_PRELOAD="$asan_runtime:$ubsan_runtime"
+export REQUESTX_TEST_ASAN=1 # tests/sanitized.py: memory figures and child sanitizers skip
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:log_path=$report"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$report"
 

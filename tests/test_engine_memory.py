@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests import bundled_libcurl
+from tests.sanitized import skip_under_asan
 from tests.servers import HypercornServer
 from tests.servers.h2_scripted import ScriptedH2Server
 
@@ -62,6 +63,7 @@ def h2_script() -> typing.Iterator[ScriptedH2Server]:
 
 @pytest.mark.timeout(240)  # the binary gets 180 s (_run); the suite's default 60 s is short
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+@skip_under_asan
 def test_engine_is_clean_under_valgrind(
     server: HypercornServer, h2_script: ScriptedH2Server, tmp_path: Path
 ) -> None:
@@ -94,6 +96,7 @@ def test_engine_is_clean_under_asan(
 
 
 @pytest.mark.timeout(300)
+@skip_under_asan
 def test_engine_threads_are_clean_under_tsan(
     server: HypercornServer, h2_script: ScriptedH2Server, tmp_path: Path
 ) -> None:

@@ -24,6 +24,7 @@ import pytest
 
 import requestx
 from requestx import _core
+from tests.sanitized import skip_under_asan
 from tests.servers import HypercornServer
 from tests.servers.fast_server import FastServer
 
@@ -104,6 +105,7 @@ def _no_live_transfers() -> bool:
     return _settle(lambda: _core.live_transfers() == 0)
 
 
+@skip_under_asan
 def test_no_growth_over_20000_requests(fast: FastServer) -> None:
     padding = "p" * 1000  # per-request header bytes: leaked header lists would show
     with requestx.Client(base_url=fast.url, timeout=10) as client:
@@ -138,6 +140,7 @@ def test_no_growth_over_20000_requests(fast: FastServer) -> None:
         assert client._engine.stats()["running"] == 0
 
 
+@skip_under_asan
 def test_no_growth_over_failing_requests() -> None:
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
@@ -221,6 +224,7 @@ def test_an_unclosed_client_is_cleaned_up_by_garbage_collection(fast: FastServer
 
 
 @needs_mallinfo2
+@skip_under_asan
 def test_response_bodies_are_freed(fast: FastServer) -> None:
     # Responses kept alive hold their bodies (C buffers); dropped ones must free them.
     with requestx.Client(base_url=fast.url) as client:
