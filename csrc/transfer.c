@@ -3,10 +3,12 @@
  * side is request.c; streaming and fed bodies, consumer side, are stream.c. */
 #include "transfer.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 
 #include "clock.h"
 #include "origin.h"
@@ -186,14 +188,20 @@ static int content_length_conflicts(rx_transfer *t, const char *line, size_t n)
     return 0;
 }
 
-/* The status code of a status line ("HTTP/1.1 200 OK", "HTTP/2 200"): exactly three digits
- * after the version and one space, then a space or the line's end (RFC 9112 section 4);
- * -1 for anything else. libcurl 8.22 reads "HTTP/1.1 2000" as 200. */
+/* The status code of a status line ("HTTP/1.1 200 OK", "HTTP/2 200"): the version, one
+ * space, exactly three digits, then a space or the line's end (RFC 9112 section 4); -1 for
+ * anything else. libcurl 8.22 reads "HTTP/1.1 2000" as 200, and "HTTP/2.0 200" on an HTTP/1.1
+ * connection as HTTP/1.0. The version is HTTP/1.<digit>, or "HTTP/2" / "HTTP/3", which only
+ * libcurl writes (those protocols have no status line). */
 static long parse_status(const char *line, size_t n)
 {
     size_t i = 5;
     while (i < n && line[i] != ' ')
         i++;
+    int http1 = i == 8 && line[5] == '1' && line[6] == '.' && line[7] >= '0' && line[7] <= '9';
+    int synthesized = i == 6 && (line[5] == '2' || line[5] == '3');
+    if (!http1 && !synthesized)
+        return -1;
     if (i + 4 > n)
         return -1;
     const char *code = line + i + 1;
@@ -229,6 +237,28 @@ static void headers_complete(rx_transfer *t)
         rx_cq_push(t->cq, t);
 }
 
+/* RFC 9110 section 5.6.2: the characters of a token (a field name). */
+static int is_tchar(unsigned char c)
+{
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
+        return 1;
+    return c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL;
+}
+
+/* A field line ("Name: value"): the name a non-empty token directly followed by the colon
+ * (RFC 9112 section 5.1: no whitespace before it). libcurl 8.22 passes "X-A : v" and non-ASCII
+ * names on; a name the server got wrong is no name the caller can rely on. Continuation lines
+ * of an obsolete line folding (starting with a space or tab) are libcurl's to join. */
+static int field_line_ok(const char *line, size_t n)
+{
+    if (n > 0 && (line[0] == ' ' || line[0] == '\t'))
+        return 1;
+    size_t i = 0;
+    while (i < n && is_tchar((unsigned char)line[i]))
+        i++;
+    return i > 0 && i < n && line[i] == ':';
+}
+
 static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
 {
     rx_transfer *t = userdata;
@@ -254,6 +284,9 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
             headers_complete(t);
             return n;
         }
+    } else if (!field_line_ok(data, n)) {
+        t->own_error = RX_E_BAD_HEADER_LINE;
+        return 0;
     } else if (content_length_conflicts(t, data, n)) {
         t->own_error = RX_E_BAD_FRAMING;
         return 0;
@@ -281,6 +314,27 @@ static int on_sockopt(void *userdata, curl_socket_t fd, curlsocktype purpose)
 }
 
 /* The connection is ready (new or reused) and the request is about to go out. */
+/* Whether the kept-alive HTTP/1.x connection a request is about to reuse was closed by the
+ * server (or has bytes nobody asked for, such as a TLS close_notify) while it sat in the pool.
+ * libcurl 8.22 looks at an idle connection at most once a second (conncache.c,
+ * Curl_cpool_conn_seems_healthy) and sends on it regardless; a GET it then sends again, but a
+ * POST on_prereq must refuse to resend, although the server never saw it. One non-blocking
+ * peek, made only for requests that are not idempotent on a reused connection. */
+static int reused_connection_closed(rx_transfer *t)
+{
+    long new_connections = 1;
+    curl_socket_t fd = CURL_SOCKET_BAD;
+    if (curl_easy_getinfo(t->easy, CURLINFO_NUM_CONNECTS, &new_connections) != CURLE_OK ||
+        new_connections != 0)
+        return 0;
+    if (curl_easy_getinfo(t->easy, CURLINFO_ACTIVESOCKET, &fd) != CURLE_OK ||
+        fd == CURL_SOCKET_BAD)
+        return 0;
+    char byte;
+    ssize_t n = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
 static int on_prereq(void *userdata, char *conn_primary_ip, char *conn_local_ip,
                      int conn_primary_port, int conn_local_port)
 {
@@ -291,6 +345,13 @@ static int on_prereq(void *userdata, char *conn_primary_ip, char *conn_local_ip,
         /* libcurl is about to send it again on its own because the connection it reused died
          * before any answer (see note_refused_stream). The server may have acted on it. */
         t->resend_refused = 1;
+        return CURL_PREREQFUNC_ABORT;
+    }
+    if (t->requests_started == 0 && t->http_version == RX_HTTP_1_1 && !t->reconnected &&
+        !rx_method_is_idempotent(t->method) && reused_connection_closed(t)) {
+        /* Nothing was sent: the engine starts it again on a new connection (rx_transfer_
+         * reconnect). */
+        t->reconnect = 1;
         return CURL_PREREQFUNC_ABORT;
     }
     t->requests_started++;
@@ -483,6 +544,10 @@ static void describe_own_error(rx_transfer *t)
     else if (t->own_error == RX_E_BAD_STATUS_LINE)
         snprintf(t->error_text, sizeof t->error_text,
                  "malformed status line: the status code must be three digits");
+    else if (t->own_error == RX_E_BAD_HEADER_LINE)
+        snprintf(t->error_text, sizeof t->error_text,
+                 "malformed header line: the field name must be a token directly followed by "
+                 "':'");
     else if (t->own_error == RX_E_BAD_FRAMING)
         snprintf(t->error_text, sizeof t->error_text,
                  "the response has conflicting Content-Length headers");
@@ -512,6 +577,13 @@ void rx_transfer_record_result(rx_transfer *t, CURLcode result)
     t->total_time_us = total;
     if (answered_before_failed_send(t, result, status))
         t->error = 0;
+    /* libcurl 8.22 ends with CURLE_OK when the connection closes inside the header block: no
+     * response at all, whatever it says. */
+    if (t->error == 0 && !t->headers_done) {
+        t->error = RX_E_INCOMPLETE_HEADERS;
+        snprintf(t->error_text, sizeof t->error_text,
+                 "the connection closed before the response's header block was complete");
+    }
     /* Whatever the protocol layer concluded, a body shorter than its Content-Length is not a
      * complete response (no content decoding happens here, so the counts compare). */
     if (t->error == 0 && t->content_length >= 0 && t->body_received < t->content_length &&
@@ -664,6 +736,16 @@ int rx_transfer_check_deadline(rx_transfer *t, int64_t now, int64_t *next)
      * so a key of `now` (a zero timeout while connecting, or paused) would spin for ever. */
     *next = deadline > now ? deadline : now + 1;
     return 0;
+}
+
+int rx_transfer_reconnect(rx_transfer *t)
+{
+    if (!t->reconnect)
+        return 0;
+    t->reconnect = 0;
+    t->reconnected = 1; /* once: a fresh connection is not stale */
+    curl_easy_setopt(t->easy, CURLOPT_FRESH_CONNECT, 1L);
+    return 1;
 }
 
 void rx_transfer_bytes_arrived(rx_transfer *t, int64_t when_ms)

@@ -62,6 +62,8 @@ enum {
     RX_E_BAD_FRAMING = 1012,    /* conflicting Content-Length headers in the response */
     RX_E_NOT_RESENT = 1013,     /* sent, connection lost before any answer, not idempotent */
     RX_E_BAD_STATUS_LINE = 1014,/* a status line whose code is not exactly three digits */
+    RX_E_INCOMPLETE_HEADERS = 1015, /* the connection closed inside the response headers */
+    RX_E_BAD_HEADER_LINE = 1016, /* a response field name that is not a token, or " :" */
 };
 
 /* Response header blocks larger than max_header_bytes are refused (a hostile server cannot
@@ -125,6 +127,8 @@ struct rx_transfer {
     int requests_started;    /* prerequest callbacks: times the request began to go out */
     int refused_retry;       /* libcurl sends it again because the server refused its stream */
     int resend_refused;      /* on_prereq stopped libcurl from sending it a second time */
+    int reconnect;           /* on_prereq found its reused connection closed: start again */
+    int reconnected;         /* ... which happened (at most once) */
     /* HTTP/2-capable transfers: their origin's bookkeeping (origin.c alone touches it). */
     struct {
         struct rx_origin *origin;  /* its origin, once admitted */
@@ -276,6 +280,12 @@ const char *rx_transfer_http_version(const rx_transfer *t);
  * and return 1; else return 0 and set *next to when to look again (early, never late). */
 int64_t rx_transfer_first_deadline(const rx_transfer *t);
 int rx_transfer_check_deadline(rx_transfer *t, int64_t now, int64_t *next);
+
+/* Loop thread only, at libcurl's "done": 1 when the transfer ended only because the
+ * kept-alive connection it was to reuse had been closed by the server, before any byte of
+ * it was sent. It is then set up to go out again on a new connection: the engine detaches
+ * it, begins a new attempt and attaches it again. */
+int rx_transfer_reconnect(rx_transfer *t);
 
 /* Loop thread only: bytes arrived on the transfer's connection at `when_ms` (before any
  * callback saw them): the read timeout runs from then. No effect while the request body is

@@ -349,6 +349,8 @@ ENGINE_ERRORS: dict[int, tuple[type[RequestError], str, str]] = {
     1012: (RemoteProtocolError, "BAD_FRAMING", "conflicting Content-Length headers"),
     1013: (RemoteProtocolError, "NOT_RESENT", "connection lost before any response"),
     1014: (RemoteProtocolError, "BAD_STATUS_LINE", "malformed status line"),
+    1015: (RemoteProtocolError, "INCOMPLETE_HEADERS", "response headers cut short"),
+    1016: (RemoteProtocolError, "BAD_HEADER_LINE", "malformed header line"),
 }
 
 # libcurl reports some failures under a generic code (CURLE_RECV_ERROR) and only the message
