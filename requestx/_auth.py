@@ -25,6 +25,7 @@ import os
 import re
 import typing
 
+from ._exceptions import ProtocolError
 from ._models import Request, Response
 
 __all__ = ["Auth", "BasicAuth", "DigestAuth", "FunctionAuth", "NetRCAuth"]
@@ -90,8 +91,9 @@ class BasicAuth(Auth):
 
     @staticmethod
     def _build_auth_header(username: str | bytes, password: str | bytes) -> str:
-        user = username.encode("latin-1") if isinstance(username, str) else username
-        secret = password.encode("latin-1") if isinstance(password, str) else password
+        # UTF-8, as httpx (RFC 7617 section 2.1's charset="UTF-8").
+        user = username.encode("utf-8") if isinstance(username, str) else username
+        secret = password.encode("utf-8") if isinstance(password, str) else password
         return "Basic " + base64.b64encode(user + b":" + secret).decode("ascii")
 
 
@@ -155,7 +157,14 @@ class DigestAuth(Auth):
             return
         for value in response.headers.get_list("www-authenticate"):
             if value.lower().startswith("digest "):
-                self._challenge = _parse_challenge(value[7:])
+                challenge = _parse_challenge(value[7:])
+                if "realm" not in challenge or "nonce" not in challenge:
+                    raise ProtocolError(
+                        "Malformed Digest WWW-Authenticate header: it needs a realm and a "
+                        f"nonce: {value!r}",
+                        request=request,
+                    )
+                self._challenge = challenge
                 self._nonce_count = 0
                 break
         else:
@@ -169,7 +178,7 @@ class DigestAuth(Auth):
         algorithm = challenge.get("algorithm", "MD5").upper()
         hash_function = self._ALGORITHMS.get(algorithm)
         if hash_function is None:
-            raise ValueError(f"Unsupported Digest algorithm {algorithm!r}")
+            raise ProtocolError(f"Unsupported Digest algorithm {algorithm!r}", request=request)
 
         def digest(*parts: bytes) -> bytes:
             return hash_function(b":".join(parts)).hexdigest().encode()  # type: ignore[no-any-return]
@@ -196,11 +205,12 @@ class DigestAuth(Auth):
             ("nonce", nonce),
             ("uri", uri),
             ("response", response),
-            ("algorithm", algorithm.encode()),
         ]
         if "opaque" in challenge:
             fields.append(("opaque", challenge["opaque"].encode()))
         header = ", ".join(f'{name}="{value.decode("latin-1")}"' for name, value in fields)
+        # A token, so unquoted (RFC 7616 section 3.4; httpx does the same).
+        header += f", algorithm={challenge.get('algorithm', 'MD5')}"
         if qop:
             header += f', qop={qop.decode()}, nc={nc.decode()}, cnonce="{cnonce.decode()}"'
         elif algorithm.endswith("-SESS"):

@@ -43,7 +43,7 @@ from ._exceptions import (
 )
 from ._framing import check_request_framing
 from ._models import _METHODS_WITH_BODY, Cookies, Headers, Request, Response
-from ._redirects import check_redirect_count, next_request
+from ._redirects import check_followable, check_redirect_count, next_request
 from ._streams import (
     AsyncEngineResponseStream,
     EngineResponseStream,
@@ -491,6 +491,7 @@ class _BaseClient:
         if not follow:
             response.next_request = following
             return None
+        check_followable(request, following)
         history.append(response)
         return following
 

@@ -797,14 +797,20 @@ class Response:
         version = (self._extensions or {}).get("http_version")
         return "HTTP/1.1" if version is None else version.decode("ascii", errors="ignore")
 
+    def _has_status_line(self) -> bool:
+        """HTTP/1.x sends a reason phrase; HTTP/2 and 3 have no status line (libcurl writes
+        one without a reason into the header block)."""
+        version = self._http_version
+        return version is None or not version.startswith(("HTTP/2", "HTTP/3"))
+
     @property
     def reason_phrase(self) -> str:
-        """The status line's reason, or the standard phrase when it has none (HTTP/2)."""
+        """The status line's reason as the server sent it (maybe ""), or the standard phrase
+        for HTTP/2, which has none (as httpx)."""
         if self._raw_headers is not None:
-            reason = _final_reason_phrase(self._raw_headers)
-            if reason:
-                return reason.decode("ascii", errors="ignore")
-            return codes.get_reason_phrase(self.status_code)
+            if not self._has_status_line():
+                return codes.get_reason_phrase(self.status_code)
+            return _final_reason_phrase(self._raw_headers).decode("ascii", errors="ignore")
         given = (self._extensions or {}).get("reason_phrase")
         if given is None:
             return codes.get_reason_phrase(self.status_code)
@@ -817,7 +823,7 @@ class Response:
             extensions: dict[str, typing.Any] = {}
             if self._http_version is not None:
                 extensions["http_version"] = self._http_version.encode("ascii")
-            if self._raw_headers is not None:
+            if self._raw_headers is not None and self._has_status_line():
                 extensions["reason_phrase"] = _final_reason_phrase(self._raw_headers)
             self._extensions = extensions
         return self._extensions

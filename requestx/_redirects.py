@@ -37,11 +37,6 @@ def _url_for(request: Request, response: Response) -> URL:
         raise RemoteProtocolError(
             f"Invalid URL in location header: {location!r}", request=request
         ) from exc
-    if url.scheme not in ("http", "https"):
-        raise UnsupportedProtocol(
-            f"Refusing to follow a redirect to {location!r}: only http and https are followed.",
-            request=request,
-        )
     if request.url.fragment and not url.fragment:
         url = url.copy_with(fragment=request.url.fragment)
     return url
@@ -87,6 +82,18 @@ def next_request(request: Request, response: Response, cookies: Cookies) -> Requ
         stream=request.stream if keep_body and request._content is None else None,
         extensions=request.extensions,
     )
+
+
+def check_followable(request: Request, following: Request) -> None:
+    """Refuse to follow a redirect to anything but http or https (a `file://` Location must
+    not make the client read local files). Without following, the response is returned as it
+    is, with such a `next_request`, as httpx does."""
+    if following.url.scheme not in ("http", "https"):
+        raise UnsupportedProtocol(
+            f"Refusing to follow a redirect to {str(following.url)!r}: only http and https are "
+            "followed.",
+            request=request,
+        )
 
 
 def check_redirect_count(history: list[Response], max_redirects: int, request: Request) -> None:

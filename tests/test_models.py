@@ -538,8 +538,13 @@ def test_engine_json_fallback_and_kwargs() -> None:
 
 
 def test_engine_reason_phrase_for_http2_and_empty_reasons() -> None:
-    assert _engine_response(block=b"HTTP/2 404 \r\n\r\n", status=404).reason_phrase == "Not Found"
-    assert _engine_response(block=b"HTTP/1.1 404\r\n\r\n", status=404).reason_phrase == "Not Found"
+    # HTTP/2 has no status line: the standard phrase, as httpx. HTTP/1.1 without a reason: the
+    # empty reason the server sent, as httpx (issue 12, case 8).
+    http2 = _engine_response(block=b"HTTP/2 404 \r\n\r\n", status=404, version="HTTP/2")
+    assert http2.reason_phrase == "Not Found"
+    assert "reason_phrase" not in http2.extensions
+    assert _engine_response(block=b"HTTP/1.1 404\r\n\r\n", status=404).reason_phrase == ""
+    assert _engine_response(block=b"HTTP/1.1 404 \r\n\r\n", status=404).reason_phrase == ""
     custom = _engine_response(block=b"HTTP/1.1 200 Very Fine \r\n\r\n")
     assert custom.reason_phrase == "Very Fine"
     assert _engine_response(block=b"HTTP/2 200 \r\n\r\n", version="HTTP/2").http_version == "HTTP/2"

@@ -235,16 +235,7 @@ def test_unusual_but_valid_response(server_log: FaultServer, client_name: str, c
 @pytest.mark.parametrize(
     "client_module",
     [
-        pytest.param(
-            requestx,
-            id="requestx",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="Response.reason_phrase (requestx/_models.py) gives the standard phrase "
-                "'OK' when an HTTP/1.1 status line has no reason; httpx gives the empty reason "
-                "the server sent (the fallback is meant for HTTP/2, which has no status line)",
-            ),
-        ),
+        pytest.param(requestx, id="requestx"),
         pytest.param(httpx, id="httpx"),
     ],
 )
