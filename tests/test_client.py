@@ -283,7 +283,7 @@ def test_response_attributes(client: requestx.Client, server: HypercornServer) -
     assert response.json() == {"Hello": "world!"}
     assert response.encoding == "utf-8"
     assert response.num_bytes_downloaded == len(response.content)
-    assert repr(response) == "<Response [200 OK]>"
+    assert repr(response) == "<Response [200 ]>"  # as httpx: the (empty) reason as sent
 
 
 def test_reason_phrase_from_the_status_line(raw_server: RawServer) -> None:
