@@ -344,18 +344,16 @@ static void reap_completions(rx_engine *e)
             continue;
         rx_transfer *t = NULL;
         curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&t);
-        if (rx_transfer_reconnect(t)) {
-            /* The server closed the pooled connection it was to use; nothing was sent. */
+        /* Two ways a transfer ends before anything of it was sent and begins again: the
+         * server closed the pooled connection it was to use (it goes out at once on a new
+         * one), or it was refused a second connection to an HTTP/2 origin (it waits for a
+         * stream on the first, origin.h, and is attached again then). */
+        int reconnect = rx_transfer_reconnect(t);
+        if (reconnect || rx_origin_should_wait(t)) {
             curl_multi_remove_handle(e->multi, rx_transfer_easy(t));
             rx_transfer_begin_attempt(t);
-            attach_transfer(e, t);
-            continue;
-        }
-        if (rx_origin_should_wait(t)) {
-            /* Refused a second connection to an HTTP/2 origin before anything was sent: it
-             * waits for a stream on the first (origin.h) and is attached again then. */
-            curl_multi_remove_handle(e->multi, rx_transfer_easy(t));
-            rx_transfer_begin_attempt(t);
+            if (reconnect)
+                attach_transfer(e, t);
             continue;
         }
         rx_transfer_record_result(t, msg->data.result);

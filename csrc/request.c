@@ -93,7 +93,10 @@ int rx_transfer_set_method(rx_transfer *t, const char *method, size_t len)
     if (!is_token(method, len))
         return RX_E_INVALID_METHOD;
     free(t->method);
-    return (t->method = dup_n(method, len)) ? 0 : RX_E_NOMEM;
+    if ((t->method = dup_n(method, len)) == NULL)
+        return RX_E_NOMEM;
+    t->idempotent = rx_method_is_idempotent(t->method); /* read per attempt in on_prereq */
+    return 0;
 }
 
 int rx_transfer_set_url(rx_transfer *t, const char *url, size_t len)

@@ -313,7 +313,6 @@ static int on_sockopt(void *userdata, curl_socket_t fd, curlsocktype purpose)
     return CURL_SOCKOPT_OK;
 }
 
-/* The connection is ready (new or reused) and the request is about to go out. */
 /* Whether the kept-alive HTTP/1.x connection a request is about to reuse was closed by the
  * server (or has bytes nobody asked for, such as a TLS close_notify) while it sat in the pool.
  * libcurl 8.22 looks at an idle connection at most once a second (conncache.c,
@@ -335,20 +334,21 @@ static int reused_connection_closed(rx_transfer *t)
     return n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
+/* The connection is ready (new or reused) and the request is about to go out. */
 static int on_prereq(void *userdata, char *conn_primary_ip, char *conn_local_ip,
                      int conn_primary_port, int conn_local_port)
 {
     rx_transfer *t = userdata;
     t->phase = RX_PHASE_EXCHANGING;
     t->last_activity_ms = rx_loop_now_ms;
-    if (t->requests_started > 0 && !t->refused_retry && !rx_method_is_idempotent(t->method)) {
+    if (t->requests_started > 0 && !t->refused_retry && !t->idempotent) {
         /* libcurl is about to send it again on its own because the connection it reused died
          * before any answer (see note_refused_stream). The server may have acted on it. */
         t->resend_refused = 1;
         return CURL_PREREQFUNC_ABORT;
     }
     if (t->requests_started == 0 && t->http_version == RX_HTTP_1_1 && !t->reconnected &&
-        !rx_method_is_idempotent(t->method) && reused_connection_closed(t)) {
+        !t->idempotent && reused_connection_closed(t)) {
         /* Nothing was sent: the engine starts it again on a new connection (rx_transfer_
          * reconnect). */
         t->reconnect = 1;
@@ -490,7 +490,7 @@ int rx_transfer_setup(rx_transfer *t, CURL *h, CURLSH *share)
         SET(CURLOPT_CUSTOMREQUEST, t->method);
     }
 
-    if (t->http_version != RX_HTTP_1_1 && !rx_method_is_idempotent(t->method)) {
+    if (t->http_version != RX_HTTP_1_1 && !t->idempotent) {
         SET(CURLOPT_DEBUGFUNCTION, note_refused_stream);
         SET(CURLOPT_DEBUGDATA, t);
         SET(CURLOPT_VERBOSE, 1L);
@@ -682,6 +682,26 @@ static int64_t phase_deadline(const rx_transfer *t)
     }
 }
 
+/* The timeout error of the phase the transfer is in, and its words. (Connecting has no
+ * deadline of ours unless the total runs out there: curl times the connect itself.) */
+static int phase_timeout(const rx_transfer *t, const char **text)
+{
+    if (t->phase == RX_PHASE_WAITING) {
+        *text = "timed out waiting for a connection from the pool";
+        return RX_E_POOL_TIMEOUT;
+    }
+    if (t->phase == RX_PHASE_CONNECTING) {
+        *text = "timed out connecting";
+        return RX_E_CONNECT_TIMEOUT;
+    }
+    if (body_going_out(t)) {
+        *text = "timed out sending the request body";
+        return RX_E_WRITE_TIMEOUT;
+    }
+    *text = "timed out waiting for response data";
+    return RX_E_READ_TIMEOUT;
+}
+
 /* The deadline that applies to the transfer now, or -1 when none does. */
 static int64_t current_deadline(const rx_transfer *t)
 {
@@ -702,27 +722,18 @@ int rx_transfer_check_deadline(rx_transfer *t, int64_t now, int64_t *next)
 {
     int64_t deadline = current_deadline(t);
     if (deadline >= 0 && deadline <= now) {
+        /* The class of the phase it ran out in; the total timeout has no class of its own
+         * (httpx has none), only its own words. */
+        const char *text;
+        int error = phase_timeout(t, &text);
         int64_t total = total_deadline(t);
+        char total_text[96];
         if (total >= 0 && total <= now) {
-            /* The class of the phase it ran out in (httpx has no "total" class), and words
-             * that say which timeout it was. */
-            int error = t->phase == RX_PHASE_WAITING      ? RX_E_POOL_TIMEOUT
-                        : t->phase == RX_PHASE_CONNECTING ? RX_E_CONNECT_TIMEOUT
-                        : body_going_out(t)               ? RX_E_WRITE_TIMEOUT
-                                                          : RX_E_READ_TIMEOUT;
-            char text[96];
-            snprintf(text, sizeof text, "the request's total timeout (%ld ms) ran out",
-                     t->total_timeout_ms);
-            rx_transfer_fail(t, error, text);
-            return 1;
+            snprintf(total_text, sizeof total_text,
+                     "the request's total timeout (%ld ms) ran out", t->total_timeout_ms);
+            text = total_text;
         }
-        if (t->phase == RX_PHASE_WAITING)
-            rx_transfer_fail(t, RX_E_POOL_TIMEOUT,
-                             "timed out waiting for a connection from the pool");
-        else if (body_going_out(t))
-            rx_transfer_fail(t, RX_E_WRITE_TIMEOUT, "timed out sending the request body");
-        else
-            rx_transfer_fail(t, RX_E_READ_TIMEOUT, "timed out waiting for response data");
+        rx_transfer_fail(t, error, text);
         return 1;
     }
     /* Not due yet: activity moved it, or no timeout applies in this phase (connecting, which

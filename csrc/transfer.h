@@ -92,6 +92,7 @@ typedef struct rx_command {
 struct rx_transfer {
     /* ---- request: written by the submitter before submit, then read by the loop thread ---- */
     char *method;
+    int idempotent;          /* rx_method_is_idempotent(method), decided once */
     char *url;
     rx_buffer header_lines;  /* "Name: value\0Name: value\0..." */
     int has_content_type;    /* the caller set Content-Type (else curl would invent one) */

@@ -106,8 +106,12 @@ class Timeout:
 
     def as_dict(self) -> dict[str, float | None]:
         """`{"connect": ..., "read": ..., "write": ..., "pool": ...}`, and `"total"` when set."""
-        values = {"connect": self.connect, "read": self.read, "write": self.write}
-        values["pool"] = self.pool
+        values = {
+            "connect": self.connect,
+            "read": self.read,
+            "write": self.write,
+            "pool": self.pool,
+        }
         if self.total is not None:
             values["total"] = self.total
         return values

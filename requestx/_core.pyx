@@ -20,7 +20,6 @@ from cpython.exc cimport PyErr_CheckSignals
 from libc.errno cimport EINTR
 from libc.math cimport ceil
 
-
 import atexit
 import os
 import weakref
@@ -350,8 +349,8 @@ cdef class Engine:
         if t == NULL:
             raise MemoryError()
         try:
-            _fill_request(t, method, url, headers, body, timeouts, http_version, tls)
-            t.max_header_bytes = self.max_header_bytes
+            _fill_request(t, method, url, headers, body, timeouts, http_version, tls,
+                          self.max_header_bytes)
             if rx_engine_submit(e, t) != 0:
                 raise EngineError(RX_E_ENGINE_CLOSED, "the client has been closed")
             _wait_blocking(e, t)
@@ -402,9 +401,8 @@ cdef class Engine:
         pending.streaming = streaming
         pending.blocking = queue is None
         _fill_request(pending.transfer, method, url, headers, body, timeouts, http_version,
-                      tls)
+                      tls, self.max_header_bytes)
         pending.transfer.stream = stream_response
-        pending.transfer.max_header_bytes = self.max_header_bytes
         if upload_length >= -1:
             pending.transfer.upload_stream = 1
             pending.transfer.upload_length = upload_length
@@ -710,7 +708,8 @@ cdef class CompletionQueue:
 
 
 cdef int _fill_request(rx_transfer *t, bytes method, bytes url, list headers, bytes body,
-                       tuple timeouts, int http_version, TLSConfig tls) except -1:
+                       tuple timeouts, int http_version, TLSConfig tls,
+                       long max_header_bytes) except -1:
     cdef object entry, name, value
     _check(rx_transfer_set_method(t, PyBytes_AS_STRING(method), PyBytes_GET_SIZE(method)))
     _check(rx_transfer_set_url(t, PyBytes_AS_STRING(url), PyBytes_GET_SIZE(url)))
@@ -734,6 +733,7 @@ cdef int _fill_request(rx_transfer *t, bytes method, bytes url, list headers, by
     if len(timeouts) > 4:
         t.total_timeout_ms = timeouts[4]
     t.http_version = http_version
+    t.max_header_bytes = max_header_bytes
     if tls is not None:
         rx_transfer_set_tls(t, tls.tls)
     return 0
