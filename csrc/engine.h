@@ -17,7 +17,7 @@ typedef struct rx_engine rx_engine;
 
 typedef struct rx_limits {
     long max_connections;      /* 0 = unlimited */
-    long max_keepalive;        /* idle connections kept (see engine.c); 0 = no reuse; < 0 = default */
+    long max_keepalive;        /* idle connections kept (engine.c); 0 = no reuse; < 0 = default */
     long keepalive_expiry_s;   /* idle connections older than this are closed; < 0 = default */
 } rx_limits;
 

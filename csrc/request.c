@@ -169,7 +169,10 @@ int rx_transfer_wait(rx_transfer *t, long timeout_ms)
     return rc == 0 ? 0 : errno;
 }
 
-char *rx_transfer_take_body(rx_transfer *t, size_t *len) { return rx_buffer_steal(&t->body_buf, len); }
+char *rx_transfer_take_body(rx_transfer *t, size_t *len)
+{
+    return rx_buffer_steal(&t->body_buf, len);
+}
 
 int rx_method_is_idempotent(const char *method)
 {
