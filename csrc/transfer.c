@@ -63,12 +63,23 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
             t->body_received -= (int64_t)n;
         return taken;
     }
+    int64_t limit = t->max_body_bytes;
     if (t->body_buf.cap == 0) {
-        /* Pre-size from Content-Length (capped: a hostile length must not reserve gigabytes). */
+        /* Pre-size from Content-Length (capped: a hostile length must not reserve gigabytes),
+         * and refuse at once a body that says it is over the limit. */
         curl_off_t expected = -1;
-        if (curl_easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &expected) == CURLE_OK &&
-            expected > 0 && expected <= 64L * 1024 * 1024)
+        if (curl_easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &expected) != CURLE_OK)
+            expected = -1;
+        if (limit > 0 && expected > limit) {
+            t->own_error = RX_E_BODY_TOO_LARGE;
+            return 0;
+        }
+        if (expected > 0 && expected <= 64L * 1024 * 1024)
             rx_buffer_reserve(&t->body_buf, (size_t)expected);
+    }
+    if (limit > 0 && (int64_t)(t->body_buf.len + n) > limit) {
+        t->own_error = RX_E_BODY_TOO_LARGE;
+        return 0;
     }
     if (rx_buffer_append(&t->body_buf, data, n) != 0) {
         t->own_error = RX_E_NOMEM;
@@ -541,6 +552,11 @@ static void describe_own_error(rx_transfer *t)
         snprintf(t->error_text, sizeof t->error_text,
                  "the response header block is larger than %ld bytes (max_header_bytes)",
                  t->max_header_bytes > 0 ? t->max_header_bytes : (long)RX_DEFAULT_MAX_HEADER_BYTES);
+    else if (t->own_error == RX_E_BODY_TOO_LARGE)
+        snprintf(t->error_text, sizeof t->error_text,
+                 "the response body is larger than %lld bytes (max_body_bytes); stream the "
+                 "response to read a body of any size",
+                 (long long)t->max_body_bytes);
     else if (t->own_error == RX_E_BAD_STATUS_LINE)
         snprintf(t->error_text, sizeof t->error_text,
                  "malformed status line: the status code must be three digits");

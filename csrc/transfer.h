@@ -64,6 +64,7 @@ enum {
     RX_E_BAD_STATUS_LINE = 1014,/* a status line whose code is not exactly three digits */
     RX_E_INCOMPLETE_HEADERS = 1015, /* the connection closed inside the response headers */
     RX_E_BAD_HEADER_LINE = 1016, /* a response field name that is not a token, or " :" */
+    RX_E_BODY_TOO_LARGE = 1017, /* a response body read whole passed max_body_bytes */
 };
 
 /* Response header blocks larger than max_header_bytes are refused (a hostile server cannot
@@ -110,6 +111,7 @@ struct rx_transfer {
     int upload_stream;       /* the request body is fed while the transfer runs (ditto) */
     int64_t upload_length;   /* its length when known (Content-Length), else -1: chunked */
     long max_header_bytes;   /* response header block limit; 0: RX_DEFAULT_MAX_HEADER_BYTES */
+    int64_t max_body_bytes;  /* a body read whole (not streamed) is at most this; 0: no limit */
 
     /* ---- loop-thread state ---- */
     CURL *easy;

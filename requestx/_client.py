@@ -192,6 +192,7 @@ class _BaseClient:
         trust_env: bool = True,
         default_encoding: str | typing.Callable[[bytes], str] = "utf-8",
         max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES,
+        max_body_bytes: int | None = None,
     ) -> None:
         for name, value in (
             ("proxy", proxy),
@@ -247,7 +248,11 @@ class _BaseClient:
             limits.max_keepalive_connections,
             limits.keepalive_expiry,
             max_header_bytes,
+            max_body_bytes,
         )
+        # A body read whole is held to it twice: as received, by the engine, and decoded,
+        # here (a few kilobytes of gzip can decode to gigabytes).
+        self._max_body_bytes = max_body_bytes
         self._owns_engine = True
         self._closed = False
 
@@ -428,7 +433,7 @@ class _BaseClient:
         # cheap scan; most responses need neither).
         lowered = raw_headers.lower()
         if b"content-encoding:" in lowered:
-            response._decode_engine_body()
+            response._decode_engine_body(self._max_body_bytes)
         self._apply_client_defaults(response, b"set-cookie:" in lowered)
         return response
 
@@ -437,6 +442,7 @@ class _BaseClient:
     ) -> Response:
         status, version, raw_headers = head
         response = Response._from_engine_stream(request, status, version, raw_headers, stream)
+        response._max_body_bytes = self._max_body_bytes  # for read() / aread()
         self._apply_client_defaults(response, b"set-cookie:" in raw_headers.lower())
         return response
 

@@ -51,6 +51,7 @@ cdef extern from "transfer.h" nogil:
         int upload_stream
         int64_t upload_length
         long max_header_bytes
+        int64_t max_body_bytes
         int headers_done
         long status
         int64_t total_time_us
@@ -157,9 +158,11 @@ cdef class Engine:
     cdef rx_engine *engine
     cdef rx_limits limits
     cdef long max_header_bytes
+    cdef int64_t max_body_bytes
     cdef unsigned long fork_generation
     cdef bint closed
     cdef object __weakref__
+    cdef void _set_limits(self, rx_transfer *t) noexcept
     cdef rx_engine *_live(self) except NULL
     cdef PendingTransfer _start(self, bytes method, bytes url, list headers, bytes body,
                                 tuple timeouts, int http_version, TLSConfig tls,

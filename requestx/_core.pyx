@@ -270,7 +270,7 @@ cdef class Engine:
     """
 
     def __cinit__(self, max_connections=None, max_keepalive=None, keepalive_expiry=None,
-                  max_header_bytes=None):
+                  max_header_bytes=None, max_body_bytes=None):
         self.limits.max_connections = 0 if max_connections is None else max_connections
         self.limits.max_keepalive = -1 if max_keepalive is None else max_keepalive
         if keepalive_expiry is None:
@@ -284,6 +284,12 @@ cdef class Engine:
             raise ValueError(f"max_header_bytes must be between 1 and 2**30, not {max_header_bytes!r}")
         else:
             self.max_header_bytes = max_header_bytes
+        if max_body_bytes is None:
+            self.max_body_bytes = 0  # no limit
+        elif not 0 < max_body_bytes < 1 << 62:
+            raise ValueError(f"max_body_bytes must be a positive number of bytes or None, not {max_body_bytes!r}")
+        else:
+            self.max_body_bytes = max_body_bytes
         self.engine = NULL
         self.fork_generation = _fork_generation
 
@@ -296,6 +302,11 @@ cdef class Engine:
                     rx_engine_free(e)
             else:
                 rx_engine_abandon(e)
+
+    cdef void _set_limits(self, rx_transfer *t) noexcept:
+        """The engine's limits on what a response may make it hold."""
+        t.max_header_bytes = self.max_header_bytes
+        t.max_body_bytes = self.max_body_bytes
 
     cdef rx_engine *_live(self) except NULL:
         """The running engine, started on first use (and again in a forked child)."""
@@ -349,8 +360,8 @@ cdef class Engine:
         if t == NULL:
             raise MemoryError()
         try:
-            _fill_request(t, method, url, headers, body, timeouts, http_version, tls,
-                          self.max_header_bytes)
+            _fill_request(t, method, url, headers, body, timeouts, http_version, tls)
+            self._set_limits(t)
             if rx_engine_submit(e, t) != 0:
                 raise EngineError(RX_E_ENGINE_CLOSED, "the client has been closed")
             _wait_blocking(e, t)
@@ -401,7 +412,8 @@ cdef class Engine:
         pending.streaming = streaming
         pending.blocking = queue is None
         _fill_request(pending.transfer, method, url, headers, body, timeouts, http_version,
-                      tls, self.max_header_bytes)
+                      tls)
+        self._set_limits(pending.transfer)
         pending.transfer.stream = stream_response
         if upload_length >= -1:
             pending.transfer.upload_stream = 1
@@ -708,8 +720,7 @@ cdef class CompletionQueue:
 
 
 cdef int _fill_request(rx_transfer *t, bytes method, bytes url, list headers, bytes body,
-                       tuple timeouts, int http_version, TLSConfig tls,
-                       long max_header_bytes) except -1:
+                       tuple timeouts, int http_version, TLSConfig tls) except -1:
     cdef object entry, name, value
     _check(rx_transfer_set_method(t, PyBytes_AS_STRING(method), PyBytes_GET_SIZE(method)))
     _check(rx_transfer_set_url(t, PyBytes_AS_STRING(url), PyBytes_GET_SIZE(url)))
@@ -733,7 +744,6 @@ cdef int _fill_request(rx_transfer *t, bytes method, bytes url, list headers, by
     if len(timeouts) > 4:
         t.total_timeout_ms = timeouts[4]
     t.http_version = http_version
-    t.max_header_bytes = max_header_bytes
     if tls is not None:
         rx_transfer_set_tls(t, tls.tls)
     return 0

@@ -14,24 +14,38 @@ flushed once at the end of the body:
 Every stage's `decode()` returns what can be produced so far and keeps the rest;
 `flush()` returns whatever is left and is called once, after the last `decode()`.
 
-gzip and deflate come from the standard library; br needs the `brotli` (or
-`brotlicffi`) package and zstd the `zstandard` package. Neither is a dependency:
-each coding is offered (`accept_encoding_header`) and decoded only when its
-module can be imported.
+Content decoders are the one stage whose output can be far larger than its input
+(a decompression bomb: 1 MB of gzip can expand to 1 GiB), so they also decode
+lazily: `pieces()` and `flush_pieces()` yield the output in pieces of at most
+`MAX_PIECE` bytes and decode the next piece only when the caller asks for it. A
+caller that stops early never holds more than one piece. Only codec modules that
+can bound their output this way are used:
+
+* gzip and deflate: the standard library's zlib (`max_length`);
+* br: `brotli` >= 1.2 or `brotlicffi` >= 1.2 (`output_buffer_limit`);
+* zstd: `compression.zstd` (Python 3.14) or its backport `backports.zstd`
+  (`max_length`). The `zstandard` package is not used: its streaming decompressor
+  returns everything a piece of input expands to, however large.
+
+br and zstd are optional: each is offered (`accept_encoding_header`) and decoded
+only when a module above can be imported; a body in a coding that cannot be
+decoded here is passed through as it came (see `decoder_for`).
 """
 
 from __future__ import annotations
 
 import codecs
 import importlib
+import itertools
 import re
 import types
 import typing
 import zlib
 
-from ._exceptions import DecodingError
+from ._exceptions import DecodingError, ResponseTooLarge
 
 __all__ = [
+    "MAX_PIECE",
     "SUPPORTED_ENCODINGS",
     "BrotliDecoder",
     "ByteChunker",
@@ -49,6 +63,9 @@ __all__ = [
     "decoder_for",
 ]
 
+#: The largest piece of decoded output a content decoder yields at once.
+MAX_PIECE = 1 << 20
+
 
 def _import_first(*names: str) -> types.ModuleType | None:
     """The first of the named modules that can be imported, or None."""
@@ -60,10 +77,19 @@ def _import_first(*names: str) -> types.ModuleType | None:
     return None
 
 
-# Typed as plain modules on purpose: neither package is a dependency (nor installed
-# for type checking), so their attributes are `Any` here.
-_brotli = _import_first("brotli", "brotlicffi")
-_zstandard = _import_first("zstandard")
+def _bounded_brotli() -> types.ModuleType | None:
+    """brotli or brotlicffi, if one new enough to bound its output is installed."""
+    for name in ("brotli", "brotlicffi"):
+        module = _import_first(name)
+        if module is not None and hasattr(module.Decompressor(), "can_accept_more_data"):
+            return module
+    return None
+
+
+# Typed as plain modules on purpose: neither codec is a dependency (nor installed for type
+# checking), so their attributes are `Any` here.
+_brotli = _bounded_brotli()
+_zstd = _import_first("compression.zstd", "backports.zstd")
 
 
 def _truncated(coding: str) -> DecodingError:
@@ -82,27 +108,55 @@ def _invalid(coding: str, exc: BaseException) -> DecodingError:
 
 class ContentDecoder:
     """
-    The interface of every content decoder: `decode()` each piece of the body as it
-    arrives, then `flush()` once at its end. Both return decoded bytes (maybe empty),
-    and both raise `DecodingError` for data that cannot be decoded; `flush()` also
-    raises it when the body stopped before the end of the compressed stream.
+    The interface of every content decoder: `pieces()` for each piece of the body as it
+    arrives, then `flush_pieces()` once at its end. Both yield decoded bytes in pieces of
+    at most `MAX_PIECE` bytes, none empty, decoding only as far as the caller iterates
+    (both are generators: nothing runs before the first piece is asked for); each must be
+    iterated to its end before the next call. Both raise `DecodingError`
+    for data that cannot be decoded; `flush_pieces()` also raises it when the body
+    stopped before the end of the compressed stream.
+
+    `decode()` and `flush()` are the same, joined: for input known to be small.
     """
 
-    def decode(self, data: bytes) -> bytes:
+    def pieces(self, data: bytes) -> typing.Iterator[bytes]:
         raise NotImplementedError()  # pragma: no cover
 
-    def flush(self) -> bytes:
+    def flush_pieces(self) -> typing.Iterator[bytes]:
         raise NotImplementedError()  # pragma: no cover
+
+    def decode(self, data: bytes) -> bytes:
+        return b"".join(self.pieces(data))
+
+    def flush(self) -> bytes:
+        return b"".join(self.flush_pieces())
 
 
 class IdentityDecoder(ContentDecoder):
     """No content coding (or one that is not undone): the bytes pass through."""
 
-    def decode(self, data: bytes) -> bytes:
-        return data
+    def pieces(self, data: bytes) -> typing.Iterator[bytes]:
+        if data:
+            yield data
 
-    def flush(self) -> bytes:
-        return b""
+    def flush_pieces(self) -> typing.Iterator[bytes]:
+        yield from ()
+
+
+def _inflate(decompressor: typing.Any, data: bytes) -> typing.Iterator[bytes]:
+    """
+    Feed `data` to a zlib Decompress and yield all it produces, `MAX_PIECE` at a time.
+    A full piece may leave output behind even when all input was taken, so decoding
+    goes on until a call returns less than asked for with no input left over.
+    Raises zlib.error.
+    """
+    while True:
+        output: bytes = decompressor.decompress(data, MAX_PIECE)
+        if output:
+            yield output
+        data = decompressor.unconsumed_tail
+        if decompressor.eof or (not data and len(output) < MAX_PIECE):
+            return
 
 
 class DeflateDecoder(ContentDecoder):
@@ -119,44 +173,43 @@ class DeflateDecoder(ContentDecoder):
         self._head = b""  # the first bytes, held back until the kind is known
         self._seen_data = False
 
-    def _start(self, data: bytes) -> bytes:
+    def _start(self, data: bytes) -> typing.Iterator[bytes]:
         decompressor = zlib.decompressobj()
         try:
-            output = decompressor.decompress(data)
+            decompressor.decompress(data[:2])  # the zlib header, if it is one: no output
+            data = data[2:]
         except zlib.error:
             decompressor = zlib.decompressobj(-zlib.MAX_WBITS)
-            try:
-                output = decompressor.decompress(data)
-            except zlib.error as exc:
-                raise _invalid("deflate", exc) from exc
         self._decompressor = decompressor
-        return output
+        yield from self._decompress(data)
 
-    def decode(self, data: bytes) -> bytes:
+    def _decompress(self, data: bytes) -> typing.Iterator[bytes]:
+        try:
+            yield from _inflate(self._decompressor, data)
+        except zlib.error as exc:
+            raise _invalid("deflate", exc) from exc
+
+    def pieces(self, data: bytes) -> typing.Iterator[bytes]:
         if not data:
-            return b""
+            return
         self._seen_data = True
         if self._decompressor is None:
             data = self._head + data
             if len(data) < 2:
                 self._head = data
-                return b""
+                return
             self._head = b""
-            return self._start(data)
+            yield from self._start(data)
+            return
         if self._decompressor.eof:
-            return b""  # trailing bytes after the end of the stream
-        try:
-            output: bytes = self._decompressor.decompress(data)
-        except zlib.error as exc:
-            raise _invalid("deflate", exc) from exc
-        return output
+            return  # trailing bytes after the end of the stream
+        yield from self._decompress(data)
 
-    def flush(self) -> bytes:
+    def flush_pieces(self) -> typing.Iterator[bytes]:
         if not self._seen_data:
-            return b""  # no body at all (HEAD, 204, 304...): nothing to decode
-        output = b""
+            return  # no body at all (HEAD, 204, 304...): nothing to decode
         if self._decompressor is None:  # fewer than two bytes ever came
-            output = self._start(self._head)
+            yield from self._start(self._head)
             self._head = b""
         try:
             tail: bytes = self._decompressor.flush()
@@ -164,7 +217,8 @@ class DeflateDecoder(ContentDecoder):
             raise _invalid("deflate", exc) from exc
         if not self._decompressor.eof:
             raise _truncated("deflate")
-        return output + tail
+        if tail:  # pragma: no cover - pieces() left nothing behind
+            yield tail
 
 
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -185,161 +239,172 @@ class GzipDecoder(ContentDecoder):
         self._ignore_rest = False  # trailing bytes that are not a gzip member were seen
         self._seen_data = False
 
-    def decode(self, data: bytes) -> bytes:
+    def pieces(self, data: bytes) -> typing.Iterator[bytes]:
         if not data or self._ignore_rest:
-            return b""
+            return
         self._seen_data = True
         data = self._pending + data
         self._pending = b""
-        output: list[bytes] = []
         while data:
             if self._decompressor is not None and self._decompressor.eof:
                 # Between two members: skip padding, then look for the next member.
                 data = data.lstrip(b"\x00")
                 if data == _GZIP_MAGIC[:1]:
                     self._pending = data
-                    break
+                    return
                 if data and not data.startswith(_GZIP_MAGIC):
                     self._ignore_rest = True
-                    break
+                    return
                 if not data:
-                    break
+                    return
                 self._decompressor = None
             if self._decompressor is None:
                 self._decompressor = zlib.decompressobj(zlib.MAX_WBITS | 16)
             try:
-                output.append(self._decompressor.decompress(data))
+                yield from _inflate(self._decompressor, data)
             except zlib.error as exc:
                 raise _invalid("gzip", exc) from exc
             data = self._decompressor.unused_data if self._decompressor.eof else b""
-        return b"".join(output)
 
-    def flush(self) -> bytes:
+    def flush_pieces(self) -> typing.Iterator[bytes]:
         if not self._seen_data:
-            return b""  # no body at all (HEAD, 204, 304...): nothing to decode
+            return  # no body at all (HEAD, 204, 304...): nothing to decode
         try:
-            output: bytes = self._decompressor.flush()
+            tail: bytes = self._decompressor.flush()
         except zlib.error as exc:  # pragma: no cover - flush() of a Decompress hardly fails
             raise _invalid("gzip", exc) from exc
         if not self._decompressor.eof:
             raise _truncated("gzip")
-        return output
+        if tail:  # pragma: no cover - pieces() left nothing behind
+            yield tail
+
+
+def _split(output: bytes) -> typing.Iterator[bytes]:
+    """`output` in pieces of at most MAX_PIECE bytes (none empty)."""
+    if len(output) <= MAX_PIECE:
+        if output:
+            yield output
+        return
+    view = memoryview(output)
+    for start in range(0, len(output), MAX_PIECE):
+        yield bytes(view[start : start + MAX_PIECE])
 
 
 class BrotliDecoder(ContentDecoder):
     """
-    `Content-Encoding: br`, with the `brotli` package (or `brotlicffi`, whose
-    method names differ a little). Bytes after the end of the stream are an error,
-    as brotli itself reports them.
+    `Content-Encoding: br`, with `brotli` or `brotlicffi` (1.2 or later, whose
+    `output_buffer_limit` bounds each call's output). Bytes after the end of the
+    stream are an error, as brotli itself reports them.
     """
+
+    # brotli's output limit is soft (its buffer stops growing once past it, so a call
+    # returns up to about twice the limit); half a piece keeps calls near MAX_PIECE.
+    _LIMIT = MAX_PIECE // 2
 
     def __init__(self) -> None:
         if _brotli is None:
-            raise ImportError("Decoding 'br' content needs the 'brotli' (or 'brotlicffi') package.")
+            raise ImportError(
+                "Decoding 'br' content needs the 'brotli' (or 'brotlicffi') package, 1.2 or later."
+            )
         self._error: type[BaseException] = getattr(_brotli, "error", Exception)
         self._decompressor = _brotli.Decompressor()
-        # brotli has process(); brotlicffi has decompress() (and process() as an alias
-        # in recent versions).
-        if hasattr(self._decompressor, "process"):
-            self._process = self._decompressor.process
-        else:
-            self._process = self._decompressor.decompress
         self._seen_data = False
 
-    def decode(self, data: bytes) -> bytes:
+    def pieces(self, data: bytes) -> typing.Iterator[bytes]:
         if not data:
-            return b""
+            return
         self._seen_data = True
+        decompressor = self._decompressor
         try:
-            output: bytes = self._process(data)
+            output: bytes = decompressor.process(data, output_buffer_limit=self._LIMIT)
+            yield from _split(output)
+            # A call that reached the limit may have left output behind, and one that had
+            # no room for all the input kept the rest (can_accept_more_data() is False):
+            # drain both before new input.
+            while len(output) >= self._LIMIT or not decompressor.can_accept_more_data():
+                output = decompressor.process(b"", output_buffer_limit=self._LIMIT)
+                yield from _split(output)
         except self._error as exc:
             raise _invalid("br", exc) from exc
-        return output
 
-    def flush(self) -> bytes:
-        if not self._seen_data:
-            return b""  # no body at all (HEAD, 204, 304...): nothing to decode
-        output = b""
-        try:
-            if hasattr(self._decompressor, "flush"):  # brotlicffi
-                output = self._decompressor.flush()
-            if hasattr(self._decompressor, "is_finished"):
-                finished = bool(self._decompressor.is_finished())
-            elif hasattr(self._decompressor, "finish"):  # older brotlicffi: raises if not
-                self._decompressor.finish()
-                finished = True
-            else:  # pragma: no cover - a brotli too old to tell
-                finished = True
-        except self._error as exc:
-            raise _truncated("br") from exc
-        if not finished:
+    def flush_pieces(self) -> typing.Iterator[bytes]:
+        if self._seen_data and not self._decompressor.is_finished():
             raise _truncated("br")
-        return output
+        yield from ()
 
 
 class ZstdDecoder(ContentDecoder):
     """
-    `Content-Encoding: zstd`, with the `zstandard` package. A body may hold several
-    zstd frames one after the other; each is decoded and their output joined.
+    `Content-Encoding: zstd`, with `compression.zstd` or `backports.zstd`. A body may
+    hold several zstd frames one after the other; each is decoded and their output
+    joined.
     """
 
     def __init__(self) -> None:
-        if _zstandard is None:
-            raise ImportError("Decoding 'zstd' content needs the 'zstandard' package.")
-        self._error: type[BaseException] = _zstandard.ZstdError
-        self._decompressor: typing.Any = None  # the decompressobj for the current frame
+        if _zstd is None:
+            raise ImportError("Decoding 'zstd' content needs the 'backports.zstd' package.")
+        self._error: type[BaseException] = _zstd.ZstdError
+        self._decompressor: typing.Any = None  # the decompressor for the current frame
         self._seen_data = False
 
-    def decode(self, data: bytes) -> bytes:
+    def pieces(self, data: bytes) -> typing.Iterator[bytes]:
         if not data:
-            return b""
+            return
         self._seen_data = True
-        output: list[bytes] = []
+        assert _zstd is not None
         try:
-            while data:
+            while True:
                 if self._decompressor is None or self._decompressor.eof:
-                    # A decompressobj decodes one frame; each frame gets a new one.
-                    assert _zstandard is not None
-                    self._decompressor = _zstandard.ZstdDecompressor().decompressobj()
-                output.append(self._decompressor.decompress(data))
-                data = self._decompressor.unused_data if self._decompressor.eof else b""
+                    # A decompressor decodes one frame; each frame gets a new one.
+                    self._decompressor = _zstd.ZstdDecompressor()
+                output: bytes = self._decompressor.decompress(data, MAX_PIECE)
+                if output:
+                    yield output
+                if self._decompressor.eof:
+                    data = self._decompressor.unused_data
+                    if not data:
+                        return
+                elif self._decompressor.needs_input:
+                    return
+                else:
+                    data = b""  # more output is waiting inside the decompressor
         except self._error as exc:
             raise _invalid("zstd", exc) from exc
-        return b"".join(output)
 
-    def flush(self) -> bytes:
-        if not self._seen_data:
-            return b""  # no body at all (HEAD, 204, 304...): nothing to decode
-        try:
-            output: bytes = self._decompressor.flush()
-        except self._error as exc:  # pragma: no cover
-            raise _invalid("zstd", exc) from exc
-        if not self._decompressor.eof:
+    def flush_pieces(self) -> typing.Iterator[bytes]:
+        if self._seen_data and not self._decompressor.eof:
             raise _truncated("zstd")
-        return output
+        yield from ()
 
 
 class MultiDecoder(ContentDecoder):
     """
     Several content codings, given in the order the header lists them, which is
     the order the server applied them: `Content-Encoding: gzip, br` means gzip
-    first, then br. Decoding runs in reverse: br is undone first, then gzip.
+    first, then br. Decoding runs in reverse: br is undone first, then gzip. Each
+    piece one decoder yields goes through the next before the first goes on.
     """
 
     def __init__(self, decoders: typing.Sequence[ContentDecoder]) -> None:
         self._decoders = list(reversed(decoders))
 
-    def decode(self, data: bytes) -> bytes:
-        for decoder in self._decoders:
-            data = decoder.decode(data)
-        return data
+    def _through(self, index: int, data: bytes) -> typing.Iterator[bytes]:
+        """`data` decoded by the decoders from `index` on."""
+        if index == len(self._decoders):
+            yield data
+            return
+        for piece in self._decoders[index].pieces(data):
+            yield from self._through(index + 1, piece)
 
-    def flush(self) -> bytes:
-        # What each decoder still holds goes through the decoders after it.
-        data = b""
-        for decoder in self._decoders:
-            data = decoder.decode(data) + decoder.flush()
-        return data
+    def pieces(self, data: bytes) -> typing.Iterator[bytes]:
+        return self._through(0, data)
+
+    def flush_pieces(self) -> typing.Iterator[bytes]:
+        # What each decoder still holds goes through the decoders after it, which are
+        # flushed after it.
+        for index, decoder in enumerate(self._decoders):
+            for piece in decoder.flush_pieces():
+                yield from self._through(index + 1, piece)
 
 
 SUPPORTED_ENCODINGS: dict[str, type[ContentDecoder]] = {
@@ -350,7 +415,7 @@ SUPPORTED_ENCODINGS: dict[str, type[ContentDecoder]] = {
 }
 if _brotli is not None:
     SUPPORTED_ENCODINGS["br"] = BrotliDecoder
-if _zstandard is not None:
+if _zstd is not None:
     SUPPORTED_ENCODINGS["zstd"] = ZstdDecoder
 
 
@@ -374,13 +439,24 @@ def decoder_for(content_encodings: typing.Sequence[str]) -> ContentDecoder:
     return MultiDecoder([SUPPORTED_ENCODINGS[name]() for name in names])
 
 
-def decode_all(raw: bytes, content_encodings: typing.Sequence[str]) -> bytes:
+def decode_all(
+    raw: bytes, content_encodings: typing.Sequence[str], max_size: int | None = None
+) -> bytes:
     """
     Undo the Content-Encoding of a whole body at once (see `decoder_for`); raises
-    `DecodingError` for a body that cannot be decoded or that was truncated.
+    `DecodingError` for a body that cannot be decoded or that was truncated, and
+    `ResponseTooLarge` as soon as the decoded body would pass `max_size` bytes
+    (decoding stops there: no more than `max_size` + one piece is ever held).
     """
     decoder = decoder_for(content_encodings)
-    return decoder.decode(raw) + decoder.flush()
+    output: list[bytes] = []
+    size = 0
+    for piece in itertools.chain(decoder.pieces(raw), decoder.flush_pieces()):
+        size += len(piece)
+        if max_size is not None and size > max_size:
+            raise ResponseTooLarge.decoded(max_size)
+        output.append(piece)
+    return output[0] if len(output) == 1 else b"".join(output)
 
 
 def accept_encoding_header() -> bytes:

@@ -21,6 +21,7 @@ The exception classes raised by requestx. The names and the tree are httpx's:
       - UnsupportedProtocol
     + DecodingError
     + TooManyRedirects
+    + ResponseTooLarge   (requestx's own: a body over the client's max_body_bytes)
   x HTTPStatusError
 * InvalidURL
 * CookieConflict
@@ -64,6 +65,7 @@ __all__ = [
     "RequestError",
     "RequestNotRead",
     "ResponseNotRead",
+    "ResponseTooLarge",
     "StreamClosed",
     "StreamConsumed",
     "StreamError",
@@ -187,6 +189,23 @@ class DecodingError(RequestError):
 
 class TooManyRedirects(RequestError):
     """The redirect chain was longer than `max_redirects`."""
+
+
+class ResponseTooLarge(RequestError):
+    """
+    A response body read whole was larger than the client's `max_body_bytes` (httpx has
+    no such limit): as it arrived (the engine stops the transfer) or once decoded (the
+    decoding stops). A streamed body read piece by piece is never limited.
+    """
+
+    @classmethod
+    def decoded(cls, limit: int, request: Request | None = None) -> ResponseTooLarge:
+        return cls(
+            f"The decoded response body is larger than max_body_bytes ({limit} bytes); "
+            "iterate over a streamed response (client.stream(...)) to read a body of any "
+            "size.",
+            request=request,
+        )
 
 
 class HTTPStatusError(HTTPError):
@@ -351,6 +370,7 @@ ENGINE_ERRORS: dict[int, tuple[type[RequestError], str, str]] = {
     1014: (RemoteProtocolError, "BAD_STATUS_LINE", "malformed status line"),
     1015: (RemoteProtocolError, "INCOMPLETE_HEADERS", "response headers cut short"),
     1016: (RemoteProtocolError, "BAD_HEADER_LINE", "malformed header line"),
+    1017: (ResponseTooLarge, "BODY_TOO_LARGE", "response body over max_body_bytes"),
 }
 
 # libcurl reports some failures under a generic code (CURLE_RECV_ERROR) and only the message

@@ -47,6 +47,7 @@ from ._exceptions import (
     LocalProtocolError,
     RequestNotRead,
     ResponseNotRead,
+    ResponseTooLarge,
     StreamClosed,
     StreamConsumed,
 )
@@ -623,6 +624,26 @@ _ERROR_KINDS = {
 }
 
 
+class _BodyCollector:
+    """The chunks of a body being read whole, held to the response's `_max_body_bytes`:
+    past it, `add` raises ResponseTooLarge (and the reader closes the response)."""
+
+    def __init__(self, response: Response) -> None:
+        self._response = response
+        self._limit = response._max_body_bytes
+        self._chunks: list[bytes] = []
+        self._size = 0
+
+    def add(self, chunk: bytes) -> None:
+        self._size += len(chunk)
+        if self._limit is not None and self._size > self._limit:
+            raise ResponseTooLarge.decoded(self._limit, request=self._response._request)
+        self._chunks.append(chunk)
+
+    def join(self) -> bytes:
+        return b"".join(self._chunks)
+
+
 class Response:
     """
     An HTTP response.
@@ -663,6 +684,7 @@ class Response:
     _cookies: Cookies | None = None
     _num_bytes_downloaded: int | None = None
     _started: float | None = None  # transports: perf_counter() when the request was sent
+    _max_body_bytes: int | None = None  # the client's max_body_bytes, for read() / aread()
 
     def __init__(
         self,
@@ -748,14 +770,15 @@ class Response:
         response.is_stream_consumed = False
         return response
 
-    def _decode_engine_body(self) -> None:
+    def _decode_engine_body(self, max_size: int | None) -> None:
         """Undo Content-Encoding on an engine body (engine bodies arrive as sent). Invalid
-        or truncated compressed data raises DecodingError here, while sending, as in httpx."""
+        or truncated compressed data raises DecodingError here, while sending, as in httpx;
+        a body that decodes to more than `max_size` bytes raises ResponseTooLarge."""
         raw = self._body
         encodings = self.headers.get_list("content-encoding")  # decode_all splits them
         try:
-            self._body = decode_all(bytes(memoryview(raw)), encodings)
-        except DecodingError as exc:
+            self._body = decode_all(bytes(memoryview(raw)), encodings, max_size)
+        except (DecodingError, ResponseTooLarge) as exc:
             exc._request = self._request
             raise
         self._num_bytes_downloaded = len(raw)
@@ -1029,13 +1052,27 @@ class Response:
     def read(self) -> bytes:
         """Read the body into memory (if it is not already) and return it."""
         if self._content is None and self._body is None:
-            self._content = b"".join(self.iter_bytes())
+            body = _BodyCollector(self)
+            try:
+                for chunk in self.iter_bytes():
+                    body.add(chunk)
+            except ResponseTooLarge:
+                self.close()  # stops the transfer
+                raise
+            self._content = body.join()
         return self.content
 
     async def aread(self) -> bytes:
         """Read the body into memory (if it is not already) and return it."""
         if self._content is None and self._body is None:
-            self._content = b"".join([chunk async for chunk in self.aiter_bytes()])
+            body = _BodyCollector(self)
+            try:
+                async for chunk in self.aiter_bytes():
+                    body.add(chunk)
+            except ResponseTooLarge:
+                await self.aclose()  # stops the transfer
+                raise
+            self._content = body.join()
         return self.content
 
     def _is_read(self) -> bool:
@@ -1079,10 +1116,14 @@ class Response:
         if self._is_read():
             yield from chunker.decode(self.content)
         else:
+            # Decoded a piece at a time (at most MAX_PIECE bytes), so that a caller who
+            # stops early never had more than one piece decoded (a decompression bomb).
             decoder = self._content_decoder()
             for raw in self.iter_raw():
-                yield from chunker.decode(self._decode(decoder.decode, raw))
-            yield from chunker.decode(self._decode(decoder.flush))
+                for piece in self._decoded(decoder.pieces(raw)):
+                    yield from chunker.decode(piece)
+            for piece in self._decoded(decoder.flush_pieces()):
+                yield from chunker.decode(piece)
         yield from chunker.flush()
 
     def iter_text(self, chunk_size: int | None = None) -> typing.Iterator[str]:
@@ -1128,11 +1169,14 @@ class Response:
         if self._is_read():
             pieces = chunker.decode(self.content)
         else:
-            decoder = self._content_decoder()
+            decoder = self._content_decoder()  # a piece at a time, as in iter_bytes()
             async for raw in self.aiter_raw():
-                for chunk in chunker.decode(self._decode(decoder.decode, raw)):
-                    yield chunk
-            pieces = chunker.decode(self._decode(decoder.flush))
+                for piece in self._decoded(decoder.pieces(raw)):
+                    for chunk in chunker.decode(piece):
+                        yield chunk
+            pieces = []
+            for piece in self._decoded(decoder.flush_pieces()):
+                pieces += chunker.decode(piece)
         for chunk in pieces + chunker.flush():
             yield chunk
 
@@ -1159,10 +1203,10 @@ class Response:
         for line in lines.flush():
             yield line
 
-    def _decode(self, step: typing.Callable[..., bytes], *data: bytes) -> bytes:
-        """Run one content-decoder step; its DecodingError names this response's request."""
+    def _decoded(self, pieces: typing.Iterator[bytes]) -> typing.Iterator[bytes]:
+        """A content decoder's pieces; its DecodingError names this response's request."""
         try:
-            return step(*data)
+            yield from pieces
         except DecodingError as exc:
             if exc._request is None:
                 exc._request = self._request

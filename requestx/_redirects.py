@@ -4,7 +4,9 @@ on cross-origin hops). `next_request` builds the request for one hop; the client
 
 httpx's rules: 301/302 turn POST into GET, 303 turns anything but HEAD into GET, 307/308 keep
 method and body; `Authorization` survives only on the same origin or a same-host http -> https
-upgrade; `Cookie` is re-derived from the jar on every hop; only http and https may be followed.
+upgrade (and so does `Proxy-Authorization`, which httpx keeps: credentials a caller put in a
+header are not handed to another origin); `Cookie` is re-derived from the jar on every hop;
+only http and https may be followed.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from ._urls import URL
 __all__ = ["check_redirect_count", "next_request"]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+# Credentials: dropped when a hop leaves the origin they were given for.
+_CREDENTIAL_HEADERS = (b"authorization", b"proxy-authorization")
 # Headers that describe the body: dropped when a hop drops the body.
 _BODY_HEADERS = (b"content-length", b"content-type", b"transfer-encoding", b"content-encoding")
 
@@ -70,7 +74,7 @@ def next_request(request: Request, response: Response, cookies: Cookies) -> Requ
         for name, lower, value in request.headers._entries()
         if lower != b"host"  # re-derived for the new URL
         and lower != b"cookie"  # re-derived from the jar below
-        and (keep_auth or lower != b"authorization")
+        and (keep_auth or lower not in _CREDENTIAL_HEADERS)
         and (keep_body or lower not in _BODY_HEADERS)
     ]
     return Request(

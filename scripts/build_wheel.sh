@@ -31,7 +31,7 @@ out="${TMPDIR:-/tmp}/requestx-wheel"
 isolation=0
 run_tests=1
 # The test dependencies of the installed-wheel run: the `test` extra without its linters.
-test_deps=(pytest pytest-timeout anyio trio uvloop hypercorn trustme httpx brotli zstandard)
+test_deps=(pytest pytest-timeout anyio trio uvloop hypercorn trustme httpx brotli 'backports.zstd; python_version < "3.14"')
 
 say() { echo "build_wheel: $*" >&2; }
 die() { echo "build_wheel: error: $*" >&2; exit 1; }

@@ -36,6 +36,10 @@ _ENV_TO_CLEAR = [
 ]  # fmt: skip
 
 
+# Public names requestx has and httpx does not (docs/differences.md, "Additions").
+REQUESTX_ONLY_NAMES = {"ResponseTooLarge"}
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _no_engine_objects_left() -> Iterator[None]:
     """Set up first, so torn down last: after every other fixture's clients are closed."""

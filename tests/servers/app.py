@@ -26,6 +26,8 @@ writes. Routes (all methods unless noted):
                             JSON `COMPRESSED_DOC` compressed with that coding (brotli and zstd
                             only when their module is importable, else 404); ?size=n instead sends
                             n bytes of b"a" compressed (for decompression-size tests)
+    /bomb/{coding}          a decompression bomb (`tests/bombs.py`): about 1 MB or less of
+                            gzip, deflate, br or zstd that decodes to 1 GiB of zeros
     /charset/{name}[?text=...&param=0]
                             text (default `CHARSET_TEXT`) encoded in that charset, with
                             `Content-Type: text/plain; charset={name}` (param=0 leaves the
@@ -53,6 +55,7 @@ import zlib
 from typing import Any, Awaitable, Callable
 from urllib.parse import parse_qsl
 
+from .. import bombs
 from . import digest
 
 try:  # optional: the /brotli and /zstd routes exist only when their codec does
@@ -60,9 +63,11 @@ try:  # optional: the /brotli and /zstd routes exist only when their codec does
 except ImportError:  # pragma: no cover - depends on the environment
     brotli = None
 try:
-    import zstandard
+    from ..bombs import zstd_module
+
+    zstd: Any = zstd_module()
 except ImportError:  # pragma: no cover - depends on the environment
-    zstandard = None
+    zstd = None
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -343,8 +348,8 @@ def _compressor(coding: str) -> Callable[[bytes], bytes] | None:
         return zlib.compress
     if coding == "brotli" and brotli is not None:
         return brotli.compress  # type: ignore[no-any-return]
-    if coding == "zstd" and zstandard is not None:
-        return zstandard.ZstdCompressor().compress  # type: ignore[no-any-return]
+    if coding == "zstd" and zstd is not None:
+        return zstd.compress  # type: ignore[no-any-return]
     return None
 
 
@@ -445,6 +450,10 @@ class App:
             await _bytes(scope, send, parts[1])
         elif head in ("gzip", "deflate", "brotli", "zstd") and len(parts) == 1:
             await _compressed(scope, send, head)
+        elif head == "bomb" and len(parts) == 2:
+            body = bombs.bomb(parts[1])
+            encoding = [(b"content-encoding", parts[1].encode())]
+            await _respond(send, 200, body, b"application/octet-stream", encoding)
         elif head == "charset" and len(parts) == 2:
             await _charset(scope, send, parts[1])
         elif head == "large-headers":
