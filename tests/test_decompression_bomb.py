@@ -29,6 +29,7 @@ import pytest
 import requestx
 from requestx._decoders import MAX_PIECE, SUPPORTED_ENCODINGS, decode_all, decoder_for
 from tests.bombs import bomb
+from tests.sanitized import UNDER_ASAN
 from tests.servers import HypercornServer
 from tests.servers.canned import CannedServer
 
@@ -180,7 +181,8 @@ def test_bombs_end_to_end_stay_small(
     ]
     for report in reports:
         assert report["next_status"] == 200, report  # the client still works
-        assert report["peak_growth_kib"] < RSS_LIMIT_KIB, report
+        if not UNDER_ASAN:  # ASan's quarantine keeps freed memory (tests/sanitized.py)
+            assert report["peak_growth_kib"] < RSS_LIMIT_KIB, report
         if report["kind"] == "capped":
             assert report["outcome"] == "ResponseTooLarge", report
             continue

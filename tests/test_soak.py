@@ -16,6 +16,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.sanitized import UNDER_ASAN
+
+# ASan's allocator keeps freed memory in quarantine, so RSS says nothing about leaks there
+# (tests/sanitized.py): under it the mix still runs and every outcome is checked.
+MAX_GROWTH_MB = 1000 if UNDER_ASAN else 5
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -23,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_a_hundred_thousand_mixed_requests_do_not_grow_the_process() -> None:
     result = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks/run_soak.py"), "--requests", "100000",
-         "--warmup", "20000", "--max-growth-mb", "5"],
+         "--warmup", "20000", "--max-growth-mb", str(MAX_GROWTH_MB)],
         capture_output=True, text=True, timeout=280, cwd=ROOT,
     )  # fmt: skip
     assert result.stdout.strip(), result.stderr
@@ -41,5 +47,5 @@ def test_a_hundred_thousand_mixed_requests_do_not_grow_the_process() -> None:
         "refused:ConnectError": 5000,
     }
     assert report["live_objects"] == {"transfers": 0, "easy_handles": 0, "buffers": 0}
-    assert report["rss_growth_mb"] < 5, report
+    assert report["rss_growth_mb"] < MAX_GROWTH_MB, report
     assert result.returncode == 0, result.stderr
