@@ -16,8 +16,6 @@ trio, each case followed by a good request on the same client.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 import tracemalloc
@@ -32,9 +30,7 @@ from tests.bombs import bomb
 from tests.sanitized import UNDER_ASAN
 from tests.servers import HypercornServer
 from tests.servers.canned import CannedServer
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-from nginx import NGINX, Nginx  # noqa: E402
+from tests.servers.nginx import Nginx, nginx_or_skip
 
 ROOT = Path(__file__).resolve().parent.parent
 CODINGS = [coding for coding in ("gzip", "deflate", "br", "zstd") if coding in SUPPORTED_ENCODINGS]
@@ -141,12 +137,8 @@ def raw_bomb_server() -> typing.Iterator[CannedServer]:
 
 @pytest.fixture(scope="module")
 def nginx_bomb_server() -> typing.Iterator[Nginx]:
-    if not shutil.which(NGINX) and not os.path.exists(NGINX):
-        if os.environ.get("CI"):
-            raise RuntimeError(f"{NGINX} is missing: scripts/test.sh installs nginx-light")
-        pytest.skip(f"needs nginx ({NGINX}): scripts/bootstrap.sh --nginx")
     encoded = {f"bomb-{coding}": (coding, bomb(coding)) for coding in CODINGS}
-    with Nginx(encoded=encoded) as server:
+    with nginx_or_skip(encoded=encoded) as server:
         yield server
 
 

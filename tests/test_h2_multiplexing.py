@@ -11,12 +11,8 @@ Async tests run on asyncio, uvloop and trio; 8 threads share one blocking client
 
 from __future__ import annotations
 
-import os
-import shutil
-import sys
 import threading
 import typing
-from pathlib import Path
 
 import anyio
 import pytest
@@ -24,9 +20,7 @@ import pytest
 import requestx
 from tests.conftest import TLSFiles
 from tests.servers import HypercornServer
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-from nginx import NGINX, Nginx  # noqa: E402
+from tests.servers.nginx import Nginx, nginx_or_skip
 
 CONCURRENT = 200
 HYPERCORN_STREAMS = 100  # hypercorn's default h2_max_concurrent_streams
@@ -60,11 +54,7 @@ def hypercorn_h2c() -> typing.Iterator[HypercornServer]:
 
 @pytest.fixture(scope="module")
 def nginx() -> typing.Iterator[Nginx]:
-    if not shutil.which(NGINX) and not os.path.exists(NGINX):
-        if os.environ.get("CI"):
-            raise RuntimeError(f"{NGINX} is missing: scripts/test.sh installs nginx-light")
-        pytest.skip(f"needs nginx ({NGINX}): scripts/bootstrap.sh --nginx")
-    with Nginx(http2=True, max_streams=NGINX_STREAMS) as server:
+    with nginx_or_skip(http2=True, max_streams=NGINX_STREAMS) as server:
         yield server
 
 

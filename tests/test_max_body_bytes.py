@@ -10,20 +10,14 @@ Against hypercorn (Content-Length and chunked bodies) and nginx (a 1 MiB file).
 
 from __future__ import annotations
 
-import os
-import shutil
-import sys
 import typing
-from pathlib import Path
 
 import pytest
 
 import requestx
 from tests.servers import HypercornServer
 from tests.servers.app import pattern_bytes
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-from nginx import NGINX, Nginx  # noqa: E402
+from tests.servers.nginx import Nginx, nginx_or_skip
 
 LIMIT = 1 << 20
 TOO_LARGE = r"larger than 1048576 bytes \(max_body_bytes\)"
@@ -31,11 +25,7 @@ TOO_LARGE = r"larger than 1048576 bytes \(max_body_bytes\)"
 
 @pytest.fixture(scope="module")
 def nginx() -> typing.Iterator[Nginx]:
-    if not shutil.which(NGINX) and not os.path.exists(NGINX):
-        if os.environ.get("CI"):
-            raise RuntimeError(f"{NGINX} is missing: scripts/test.sh installs nginx-light")
-        pytest.skip(f"needs nginx ({NGINX}): scripts/bootstrap.sh --nginx")
-    with Nginx() as server:
+    with nginx_or_skip() as server:
         yield server
 
 
