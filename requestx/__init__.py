@@ -8,6 +8,7 @@
 from types import MappingProxyType as _MappingProxyType
 
 from ._api import delete, get, head, options, patch, post, put, request, stream
+from ._asgi import ASGITransport
 from ._auth import Auth, BasicAuth, DigestAuth, NetRCAuth
 from ._client import USE_CLIENT_DEFAULT, AsyncClient, Client, __version__
 from ._config import Limits, Proxy, Timeout
@@ -54,6 +55,7 @@ from ._transports import (
     MockTransport,
 )
 from ._urls import URL, QueryParams
+from ._wsgi import WSGITransport
 
 #: The libcurl the engine is linked with (the bundled, pinned build unless requestx was built
 #: with REQUESTX_SYSTEM_LIBCURL=1): version, TLS library, and whether http2, brotli and zstd
@@ -64,6 +66,7 @@ __title__ = "requestx"
 __description__ = "An async-first, httpx-compatible HTTP client on a libcurl C engine."
 
 __all__ = [
+    "ASGITransport",
     "AsyncBaseTransport",
     "AsyncByteStream",
     "AsyncClient",
@@ -113,6 +116,7 @@ __all__ = [
     "TooManyRedirects",
     "TransportError",
     "URL",
+    "WSGITransport",
     "USE_CLIENT_DEFAULT",
     "UnsupportedProtocol",
     "WriteError",

@@ -38,6 +38,10 @@ def canned() -> Iterator[CannedServer]:
         "/digest-no-realm": b'HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Digest nonce="n"\r\n'
         b"Content-Length: 0\r\n\r\n",
     }
+    # The canned server closes each connection after its answer: say so, or a client may reuse
+    # the connection before it sees the close and fail the next request (a race, not a bug).
+    answers = {path: answer.replace(b"\r\n", b"\r\nConnection: close\r\n", 1)
+               for path, answer in answers.items()}  # fmt: skip
     with CannedServer(answers) as server:
         yield server
 
