@@ -55,7 +55,9 @@ def _bundled_curl() -> tuple[list[str], list[str]]:
         archives = [line.strip() for line in f if line.strip()]
     # --exclude-libs hides every symbol of the static archives: another extension in the same
     # process (pycurl, curl_cffi, Python's own _ssl) keeps its own libcurl and OpenSSL.
-    return [f"-I{prefix}/include"], ["-Wl,--exclude-libs,ALL", *archives]
+    # --gc-sections drops the functions nothing calls (libcurl is built one section per
+    # function), curl_easy_perform among them: the engine only drives the multi handle.
+    return [f"-I{prefix}/include"], ["-Wl,--exclude-libs,ALL", "-Wl,--gc-sections", *archives]
 
 
 def _system_curl() -> tuple[list[str], list[str]]:

@@ -209,7 +209,11 @@ got_ng="$(sed -n 's/^project(nghttp2 VERSION \([0-9.]*\).*/\1/p' "$work/nghttp2/
 
 # --- build ------------------------------------------------------------------------------------
 stage="$work/prefix"
+# One section per function and object, so that the extension's link (setup.py, --gc-sections)
+# drops what requestx never calls: curl_easy_perform above all, which must not be in the engine
+# (requests run on the loop thread's multi handle; scripts/test.sh checks the built extension).
 common=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_POSITION_INDEPENDENT_CODE=ON
+        -DCMAKE_C_FLAGS="${CFLAGS:-} -ffunction-sections -fdata-sections"
         -DCMAKE_INSTALL_PREFIX="$stage" -DCMAKE_INSTALL_LIBDIR=lib
         -DBUILD_SHARED_LIBS=OFF -DBUILD_STATIC_LIBS=ON)
 

@@ -30,6 +30,13 @@ if grep -n 'curl_easy_perform' csrc/*.c csrc/*.h; then
     echo "test: csrc/ must not call curl_easy_perform (requests go through the multi handle)" >&2
     exit 1
 fi
+# ... nor link it: the bundled libcurl's copy is dropped at link time (setup.py, --gc-sections).
+for so in requestx/_core*.so; do
+    if [ -z "${REQUESTX_SYSTEM_LIBCURL:-}" ] && nm "$so" | grep -w 'curl_easy_perform'; then
+        echo "test: $so links curl_easy_perform (the bundled libcurl was not section-collected)" >&2
+        exit 1
+    fi
+done
 echo "test: mypy"
 "$py" -m mypy
 echo "test: pytest"
