@@ -27,7 +27,6 @@ __all__ = ["ASGITransport"]
 
 _Message = typing.MutableMapping[str, typing.Any]
 _App = typing.Callable[..., typing.Awaitable[None]]
-_DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
 
 class _ASGIResponseStream:
@@ -110,7 +109,6 @@ class ASGITransport(AsyncBaseTransport):
 
     def _scope(self, request: Request) -> dict[str, typing.Any]:
         url = request.url
-        port = url.port if url.port is not None else _DEFAULT_PORTS.get(url.scheme)
         return {
             "type": "http",
             "asgi": {"version": "3.0"},
@@ -121,7 +119,7 @@ class ASGITransport(AsyncBaseTransport):
             "path": urllib.parse.unquote(url.path),
             "raw_path": url.raw_path.split(b"?", 1)[0],
             "query_string": url.query,
-            "server": (url.host, port),
+            "server": (url.host, url._port_or_default()),
             "client": self.client,
             "root_path": self.root_path,
         }

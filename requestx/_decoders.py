@@ -53,6 +53,7 @@ __all__ = [
     "DeflateDecoder",
     "GzipDecoder",
     "IdentityDecoder",
+    "LimitedJoin",
     "LineDecoder",
     "MultiDecoder",
     "TextChunker",
@@ -439,6 +440,26 @@ def decoder_for(content_encodings: typing.Sequence[str]) -> ContentDecoder:
     return MultiDecoder([SUPPORTED_ENCODINGS[name]() for name in names])
 
 
+class LimitedJoin:
+    """Bytes collected to be joined, at most `limit` of them (None: no limit): past it,
+    `add()` raises ResponseTooLarge (naming `request`) and keeps nothing more."""
+
+    def __init__(self, limit: int | None, request: typing.Any = None) -> None:
+        self._limit = limit
+        self._request = request
+        self._chunks: list[bytes] = []
+        self._size = 0
+
+    def add(self, chunk: bytes) -> None:
+        self._size += len(chunk)
+        if self._limit is not None and self._size > self._limit:
+            raise ResponseTooLarge.decoded(self._limit, request=self._request)
+        self._chunks.append(chunk)
+
+    def join(self) -> bytes:
+        return self._chunks[0] if len(self._chunks) == 1 else b"".join(self._chunks)
+
+
 def decode_all(
     raw: bytes, content_encodings: typing.Sequence[str], max_size: int | None = None
 ) -> bytes:
@@ -449,14 +470,10 @@ def decode_all(
     (decoding stops there: no more than `max_size` + one piece is ever held).
     """
     decoder = decoder_for(content_encodings)
-    output: list[bytes] = []
-    size = 0
+    output = LimitedJoin(max_size)
     for piece in itertools.chain(decoder.pieces(raw), decoder.flush_pieces()):
-        size += len(piece)
-        if max_size is not None and size > max_size:
-            raise ResponseTooLarge.decoded(max_size)
-        output.append(piece)
-    return output[0] if len(output) == 1 else b"".join(output)
+        output.add(piece)
+    return output.join()
 
 
 def accept_encoding_header() -> bytes:

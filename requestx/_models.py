@@ -34,6 +34,7 @@ from ._content import ByteStream, encode_request, encode_response
 from ._decoders import (
     ByteChunker,
     ContentDecoder,
+    LimitedJoin,
     LineDecoder,
     TextChunker,
     TextDecoder,
@@ -624,26 +625,6 @@ _ERROR_KINDS = {
 }
 
 
-class _BodyCollector:
-    """The chunks of a body being read whole, held to the response's `_max_body_bytes`:
-    past it, `add` raises ResponseTooLarge (and the reader closes the response)."""
-
-    def __init__(self, response: Response) -> None:
-        self._response = response
-        self._limit = response._max_body_bytes
-        self._chunks: list[bytes] = []
-        self._size = 0
-
-    def add(self, chunk: bytes) -> None:
-        self._size += len(chunk)
-        if self._limit is not None and self._size > self._limit:
-            raise ResponseTooLarge.decoded(self._limit, request=self._response._request)
-        self._chunks.append(chunk)
-
-    def join(self) -> bytes:
-        return b"".join(self._chunks)
-
-
 class Response:
     """
     An HTTP response.
@@ -1052,7 +1033,7 @@ class Response:
     def read(self) -> bytes:
         """Read the body into memory (if it is not already) and return it."""
         if self._content is None and self._body is None:
-            body = _BodyCollector(self)
+            body = LimitedJoin(self._max_body_bytes, self._request)
             try:
                 for chunk in self.iter_bytes():
                     body.add(chunk)
@@ -1065,7 +1046,7 @@ class Response:
     async def aread(self) -> bytes:
         """Read the body into memory (if it is not already) and return it."""
         if self._content is None and self._body is None:
-            body = _BodyCollector(self)
+            body = LimitedJoin(self._max_body_bytes, self._request)
             try:
                 async for chunk in self.aiter_bytes():
                     body.add(chunk)
@@ -1167,17 +1148,18 @@ class Response:
         """The decoded body in chunks of `chunk_size` bytes (as they arrive if None)."""
         chunker = ByteChunker(chunk_size)
         if self._is_read():
-            pieces = chunker.decode(self.content)
+            for chunk in chunker.decode(self.content):
+                yield chunk
         else:
             decoder = self._content_decoder()  # a piece at a time, as in iter_bytes()
             async for raw in self.aiter_raw():
                 for piece in self._decoded(decoder.pieces(raw)):
                     for chunk in chunker.decode(piece):
                         yield chunk
-            pieces = []
             for piece in self._decoded(decoder.flush_pieces()):
-                pieces += chunker.decode(piece)
-        for chunk in pieces + chunker.flush():
+                for chunk in chunker.decode(piece):
+                    yield chunk
+        for chunk in chunker.flush():
             yield chunk
 
     async def aiter_text(self, chunk_size: int | None = None) -> typing.AsyncIterator[str]:

@@ -17,7 +17,6 @@ from ._urls import URL
 
 __all__ = ["check_redirect_count", "next_request"]
 
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 # Credentials: dropped when a hop leaves the origin they were given for.
 _CREDENTIAL_HEADERS = (b"authorization", b"proxy-authorization")
 # Headers that describe the body: dropped when a hop drops the body.
@@ -47,7 +46,7 @@ def _url_for(request: Request, response: Response) -> URL:
 
 
 def _origin(url: URL) -> tuple[str, str, int | None]:
-    return (url.scheme, url.host, url.port or _DEFAULT_PORTS.get(url.scheme))
+    return (url.scheme, url.host, url._port_or_default())
 
 
 def _keeps_authorization(old: URL, new: URL) -> bool:

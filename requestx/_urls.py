@@ -457,6 +457,11 @@ class URL:
         """The port, or None when absent or the scheme's default (80 for http...)."""
         return self._port
 
+    def _port_or_default(self) -> int | None:
+        """The port a request goes to: the URL's own, else its scheme's default (None for a
+        scheme without one)."""
+        return self._port if self._port is not None else _DEFAULT_PORTS.get(self.scheme)
+
     @property
     def netloc(self) -> bytes:
         """host[:port] as bytes, the value of a Host header: b"example.com:8080"."""

@@ -25,7 +25,6 @@ from ._transports import BaseTransport
 __all__ = ["WSGITransport"]
 
 _App = typing.Callable[..., typing.Iterable[bytes]]
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 class _WSGIResponseStream(SyncByteStream):
@@ -74,7 +73,6 @@ class WSGITransport(BaseTransport):
 
     def _environ(self, request: Request, body: bytes) -> dict[str, typing.Any]:
         url = request.url
-        port = url.port if url.port is not None else _DEFAULT_PORTS.get(url.scheme)
         environ: dict[str, typing.Any] = {
             "wsgi.version": (1, 0),
             "wsgi.url_scheme": url.scheme,
@@ -88,7 +86,7 @@ class WSGITransport(BaseTransport):
             "PATH_INFO": urllib.parse.unquote(url.path, encoding="latin-1"),
             "QUERY_STRING": url.query.decode("ascii"),
             "SERVER_NAME": url.host,
-            "SERVER_PORT": str(port),
+            "SERVER_PORT": str(url._port_or_default()),
             "SERVER_PROTOCOL": "HTTP/1.1",
             "REMOTE_ADDR": self.remote_addr,
         }
