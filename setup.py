@@ -142,6 +142,7 @@ ext = Extension(
         "csrc/spin.c",
         "csrc/origin.c",
         "csrc/tls.c",
+        "csrc/route.c",
     ],
     include_dirs=["csrc"],
     depends=[
@@ -151,6 +152,7 @@ ext = Extension(
         "csrc/transfer.h",
         "csrc/origin.h",
         "csrc/tls.h",
+        "csrc/route.h",
         "csrc/engine.h",
         "csrc/deadlines.h",
         "csrc/spin.h",

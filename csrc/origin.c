@@ -11,7 +11,7 @@ typedef struct rx_origin rx_origin;
 struct rx_origin {
     rx_origin *next;
     rx_origins *all;
-    char *key;                /* "scheme://authority" of the URL */
+    char *key;                /* route key, "\n", then "scheme://authority" of the URL */
     size_t key_len;
     long transfers;           /* admitted and not forgotten */
     long sockets;             /* open sockets to it */
@@ -63,18 +63,25 @@ static size_t origin_length(const char *url)
     return (size_t)(p - url);
 }
 
-static rx_origin *origin_for(rx_origins *all, const char *url)
+/* The same origin through another route (a proxy, a Unix socket) is another origin: its
+ * connections are not the direct ones. */
+static rx_origin *origin_for(rx_origins *all, const char *route_key, const char *url)
 {
-    size_t len = origin_length(url);
+    size_t route_len = strlen(route_key);
+    size_t url_len = origin_length(url);
+    size_t len = route_len + 1 + url_len;
     for (rx_origin *o = all->list; o != NULL; o = o->next)
-        if (o->key_len == len && memcmp(o->key, url, len) == 0)
+        if (o->key_len == len && memcmp(o->key, route_key, route_len) == 0 &&
+            o->key[route_len] == '\n' && memcmp(o->key + route_len + 1, url, url_len) == 0)
             return o;
     rx_origin *o = calloc(1, sizeof *o);
     if (o == NULL || (o->key = malloc(len + 1)) == NULL) {
         free(o);
         return NULL;
     }
-    memcpy(o->key, url, len);
+    memcpy(o->key, route_key, route_len);
+    o->key[route_len] = '\n';
+    memcpy(o->key + route_len + 1, url, url_len);
     o->key[len] = '\0';
     o->key_len = len;
     o->all = all;
@@ -153,7 +160,7 @@ int rx_origin_admit(rx_origins *all, rx_transfer *t)
 {
     rx_origin *o = t->h2.origin;
     if (o == NULL) {
-        if ((o = origin_for(all, rx_transfer_url(t))) == NULL)
+        if ((o = origin_for(all, rx_transfer_route_key(t), rx_transfer_url(t))) == NULL)
             return -1;
         o->transfers++;
         t->h2.origin = o;

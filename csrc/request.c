@@ -40,6 +40,7 @@ void rx_transfer_unref(rx_transfer *t)
     free(t->method);
     free(t->url);
     rx_tls_unref(t->tls);
+    rx_route_unref(t->route);
     rx_buffer_free(&t->header_lines);
     rx_buffer_free(&t->headers);
     rx_buffer_free(&t->body_buf);
@@ -138,6 +139,13 @@ void rx_transfer_set_tls(rx_transfer *t, rx_tls *tls)
     rx_tls_ref(tls);
     rx_tls_unref(t->tls);
     t->tls = tls;
+}
+
+void rx_transfer_set_route(rx_transfer *t, rx_route *route)
+{
+    rx_route_ref(route);
+    rx_route_unref(t->route);
+    t->route = route;
 }
 
 void rx_transfer_set_completion_queue(rx_transfer *t, rx_completion_queue *cq)

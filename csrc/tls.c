@@ -68,35 +68,61 @@ int rx_tls_set_ca_pem(rx_tls *tls, const char *pem, size_t len)
             return (int)rc_;                                                                       \
     } while (0)
 
-int rx_tls_apply(const rx_tls *tls, CURL *easy)
+/* The same settings name different options for the origin and for an https:// proxy. */
+typedef struct {
+    CURLoption verify_peer, verify_host, ca_file, ca_path, ca_blob, cert, cert_type, key,
+        key_password, ssl_version;
+} tls_options;
+
+static const tls_options ORIGIN_OPTIONS = {
+    CURLOPT_SSL_VERIFYPEER, CURLOPT_SSL_VERIFYHOST, CURLOPT_CAINFO, CURLOPT_CAPATH,
+    CURLOPT_CAINFO_BLOB,    CURLOPT_SSLCERT,        CURLOPT_SSLCERTTYPE, CURLOPT_SSLKEY,
+    CURLOPT_KEYPASSWD,      CURLOPT_SSLVERSION,
+};
+
+static const tls_options PROXY_OPTIONS = {
+    CURLOPT_PROXY_SSL_VERIFYPEER, CURLOPT_PROXY_SSL_VERIFYHOST, CURLOPT_PROXY_CAINFO,
+    CURLOPT_PROXY_CAPATH,         CURLOPT_PROXY_CAINFO_BLOB,    CURLOPT_PROXY_SSLCERT,
+    CURLOPT_PROXY_SSLCERTTYPE,    CURLOPT_PROXY_SSLKEY,         CURLOPT_PROXY_KEYPASSWD,
+    CURLOPT_PROXY_SSLVERSION,
+};
+
+static int apply(const rx_tls *tls, CURL *easy, const tls_options *o)
 {
     /* The handle was reset: it verifies peer and host already. Only turning off is work. */
     if (!tls->verify_peer)
-        APPLY(CURLOPT_SSL_VERIFYPEER, 0L);
+        APPLY(o->verify_peer, 0L);
     if (!tls->verify_host)
-        APPLY(CURLOPT_SSL_VERIFYHOST, 0L);
+        APPLY(o->verify_host, 0L);
     /* CAs given explicitly replace libcurl's default store rather than add to it: trusting
      * "this CA" must not mean "this CA and every system one". */
     if (tls->ca_pem != NULL || tls->ca_file != NULL || tls->ca_path != NULL) {
-        APPLY(CURLOPT_CAINFO, tls->ca_file);
-        APPLY(CURLOPT_CAPATH, tls->ca_path);
+        APPLY(o->ca_file, tls->ca_file);
+        APPLY(o->ca_path, tls->ca_path);
     }
     if (tls->ca_pem != NULL) {
         /* NOCOPY: the settings outlive every transfer using them (each holds a reference). */
         struct curl_blob blob = {tls->ca_pem, tls->ca_pem_len, CURL_BLOB_NOCOPY};
-        APPLY(CURLOPT_CAINFO_BLOB, &blob);
+        APPLY(o->ca_blob, &blob);
     }
     if (tls->cert_file != NULL) {
-        APPLY(CURLOPT_SSLCERT, tls->cert_file);
-        APPLY(CURLOPT_SSLCERTTYPE, "PEM");
+        APPLY(o->cert, tls->cert_file);
+        APPLY(o->cert_type, "PEM");
     }
     if (tls->key_file != NULL)
-        APPLY(CURLOPT_SSLKEY, tls->key_file);
+        APPLY(o->key, tls->key_file);
     if (tls->key_password != NULL)
-        APPLY(CURLOPT_KEYPASSWD, tls->key_password);
+        APPLY(o->key_password, tls->key_password);
     if (tls->ssl_version != 0)
-        APPLY(CURLOPT_SSLVERSION, tls->ssl_version);
+        APPLY(o->ssl_version, tls->ssl_version);
     return 0;
+}
+
+int rx_tls_apply(const rx_tls *tls, CURL *easy) { return apply(tls, easy, &ORIGIN_OPTIONS); }
+
+int rx_tls_apply_to_proxy(const rx_tls *tls, CURL *easy)
+{
+    return apply(tls, easy, &PROXY_OPTIONS);
 }
 
 #undef APPLY

@@ -39,5 +39,7 @@ int rx_tls_set_ca_pem(rx_tls *tls, const char *pem, size_t len);
 /* Loop thread: configure a fresh or reset easy handle (only what differs from libcurl's
  * defaults is set). 0, or a CURLcode if libcurl refused an option. */
 int rx_tls_apply(const rx_tls *tls, CURL *easy);
+/* The same, for the TLS connection to an https:// proxy (CURLOPT_PROXY_* options). */
+int rx_tls_apply_to_proxy(const rx_tls *tls, CURL *easy);
 
 #endif

@@ -321,6 +321,11 @@ static int on_sockopt(void *userdata, curl_socket_t fd, curlsocktype purpose)
     rx_transfer *t = userdata;
     if (t->phase == RX_PHASE_WAITING)
         t->phase = RX_PHASE_CONNECTING;
+    if (t->route != NULL && rx_route_apply_sockopts(t->route, fd) != 0) {
+        snprintf(t->error_text, sizeof t->error_text, "setsockopt() refused a socket option: %s",
+                 strerror(errno));
+        return CURL_SOCKOPT_ERROR;
+    }
     return CURL_SOCKOPT_OK;
 }
 
@@ -477,6 +482,8 @@ int rx_transfer_setup(rx_transfer *t, CURL *h, CURLSH *share)
 
     /* A reset handle verifies peer and host against libcurl's default CA store. */
     if (t->tls != NULL && rx_tls_apply(t->tls, h) != 0)
+        goto fail;
+    if (t->route != NULL && rx_route_apply(t->route, h) != 0)
         goto fail;
 
     /* Method and body. curl picks GET/POST itself; anything else is a custom request. */

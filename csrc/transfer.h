@@ -43,6 +43,7 @@
 
 #include "buffer.h"
 #include "completion.h"
+#include "route.h"
 #include "tls.h"
 
 /* Error codes of our own, beside libcurl's CURLcode values (which all stay below 1000). */
@@ -107,6 +108,7 @@ struct rx_transfer {
     long total_timeout_ms;   /* from start to the last body byte, whatever the phase */
     int http_version;        /* RX_HTTP_* */
     rx_tls *tls;             /* TLS settings (a reference); NULL: verify with the default CAs */
+    rx_route *route;         /* proxy, Unix socket, ... (a reference); NULL: straight to the host */
     int stream;              /* hand the body over in pieces as it arrives (see "Streaming") */
     int upload_stream;       /* the request body is fed while the transfer runs (ditto) */
     int64_t upload_length;   /* its length when known (Content-Length), else -1: chunked */
@@ -223,6 +225,8 @@ int rx_transfer_add_header(rx_transfer *t, const char *name, size_t name_len,
                            const char *value, size_t value_len);
 /* Use these TLS settings (takes a reference). */
 void rx_transfer_set_tls(rx_transfer *t, rx_tls *tls);
+/* Connect this way (takes a reference). */
+void rx_transfer_set_route(rx_transfer *t, rx_route *route);
 /* Deliver the completion to `cq` instead of the semaphore (takes a queue reference). */
 void rx_transfer_set_completion_queue(rx_transfer *t, rx_completion_queue *cq);
 
@@ -254,6 +258,11 @@ static inline CURL *rx_transfer_easy(const rx_transfer *t) { return t->easy; }
 static inline int rx_transfer_failed(const rx_transfer *t) { return t->error != 0; }
 
 static inline const char *rx_transfer_url(const rx_transfer *t) { return t->url; }
+/* What tells its route from others' ("" straight to the host; see route.h). */
+static inline const char *rx_transfer_route_key(const rx_transfer *t)
+{
+    return t->route != NULL ? t->route->key : "";
+}
 
 /* The HTTP version asked for: RX_HTTP_*. */
 static inline int rx_transfer_http_mode(const rx_transfer *t) { return t->http_version; }

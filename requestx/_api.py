@@ -129,10 +129,7 @@ def stream(
 
 
 def _client_on_shared_engine(**options: typing.Any) -> Client:
-    client = Client(**options)
-    client._engine = _get_shared_engine()
-    client._owns_engine = False
-    return client
+    return Client(**options, _engine=_get_shared_engine())
 
 
 def get(url: URL | str, **kwargs: typing.Any) -> Response:

@@ -4,14 +4,17 @@
 One `client.get(url)` in full::
 
     Client.get -> Client.request -> Client.build_request   (merge URL, params, headers, cookies)
-               -> Client.send -> Client._send_single        (this module)
-                  -> Engine.perform                         (_core.pyx: submit + wait, no GIL)
-                     -> rx_engine_submit / loop thread      (csrc/engine.c)
-                  <- Response._from_engine                  (_models.py: body stays in C)
+               -> Client.send -> Client._send_single        (this module: picks the transport)
+                  -> HTTPTransport._send                    (_transports.py)
+                     -> Engine.perform                      (_core.pyx: submit + wait, no GIL)
+                        -> rx_engine_submit / loop thread   (csrc/engine.c)
+                     <- Response._from_engine               (_models.py: body stays in C)
 
-Configuration that does not change per request (engine limits, TLS, the timeout tuple, the
-encoded default headers) is prepared once in `__init__`, so the per-request path only merges
-what the caller passed.
+Each request goes to a transport: the one a mount pattern picks (`mounts=`, `proxy=`, proxy
+variables), else the client's own. The client's own is an `HTTPTransport` built from its
+options unless `transport=` is given. Configuration that does not change per request (the
+transport's TLS settings and route, the timeout tuple, the encoded default headers) is prepared
+once in `__init__`, so the per-request path only merges what the caller passed.
 """
 
 from __future__ import annotations
@@ -21,9 +24,7 @@ import time
 import typing
 import warnings
 
-import anyio
-
-from . import _aio, _core
+from . import _core
 from ._auth import Auth, BasicAuth, build_auth
 from ._config import (
     DEFAULT_LIMITS,
@@ -34,25 +35,16 @@ from ._config import (
     Timeout,
 )
 from ._decoders import accept_encoding_header
-from ._exceptions import (
-    ConnectError,
-    ConnectTimeout,
-    RequestError,
-    UnsupportedProtocol,
-    exception_for_engine_error,
-)
-from ._framing import check_request_framing
-from ._models import _METHODS_WITH_BODY, Cookies, Headers, Request, Response
+from ._models import Cookies, Headers, Request, Response
 from ._redirects import check_followable, check_redirect_count, next_request
-from ._streams import (
-    AsyncEngineResponseStream,
-    EngineResponseStream,
-    afeed_request_body,
-    feed_request_body,
-    upload_length,
+from ._routing import URLPattern, environment_proxies, normalize_proxy
+from ._transports import (
+    AsyncHTTPTransport,
+    HTTPTransport,
+    _is_sendable,
+    engine_transport,
+    timeouts_ms,
 )
-from ._tls import tls_config
-from ._transports import _EngineSettings
 from ._types import (
     CookieTypes,
     HeaderTypes,
@@ -89,14 +81,6 @@ DEFAULT_HEADERS: list[tuple[bytes, bytes]] = [
     (b"User-Agent", f"python-requestx/{__version__}".encode()),
 ]
 
-_HTTP_VERSION_1_1 = 0  # the engine's RX_HTTP_* values
-_HTTP_VERSION_2_TLS = 1  # h2 negotiated by ALPN on https, HTTP/1.1 otherwise
-_HTTP_VERSION_2_PRIOR_KNOWLEDGE = 2  # h2c on http://, without an upgrade round trip
-_NO_FED_BODY = -2  # Engine.open_stream's upload_length when the body is passed whole
-
-# HTTPTransport(retries=N) retries only requests that never reached the server.
-_RETRIED_ERRORS = (ConnectError, ConnectTimeout)
-
 
 def _warn_per_request_cookies() -> None:
     warnings.warn(
@@ -107,23 +91,6 @@ def _warn_per_request_cookies() -> None:
         stacklevel=3,
     )
 
-
-def _retry_delay(attempt: int) -> float:
-    """0 s before the first retry, then 0.5, 1, 2, ... (httpx's backoff)."""
-    return 0.0 if attempt == 0 else 0.5 * 2 ** (attempt - 1)
-
-
-# Engine.perform / Engine.submit's leading arguments: method, URL, header entries, body,
-# timeouts (ms), HTTP version, TLS settings.
-_EngineArguments = typing.Tuple[
-    bytes,
-    bytes,
-    typing.List[typing.Tuple[bytes, bytes, bytes]],
-    typing.Optional[bytes],
-    typing.Tuple[int, ...],
-    int,
-    typing.Optional[_core.TLSConfig],
-]
 
 # Shared engine for the top-level functions (requestx.get(...)): starting a loop thread per
 # call would cost more than the request. Created on first use.
@@ -140,34 +107,11 @@ def _get_shared_engine() -> _core.Engine:
     return _shared_engine
 
 
-def _timeout_tuple(timeout: Timeout) -> tuple[int, ...]:
-    return _core.timeouts_ms(
-        timeout.connect, timeout.read, timeout.write, timeout.pool, timeout.total
-    )
-
-
-def _is_sendable(url: URL) -> bool:
-    return (url.scheme == "http" or url.scheme == "https") and bool(url.host)
-
-
-def _enforce_http_url(request: Request) -> None:
-    """Only http and https go to the engine (redirects included): never file://, ftp://, ..."""
-    url = request.url
-    if _is_sendable(url):
-        return
-    scheme = url.scheme
-    if scheme == "http" or scheme == "https":
-        message = f"Request URL is missing a host: {str(url)!r}."
-    elif not scheme:
-        message = f"Request URL is missing an 'http://' or 'https://' protocol: {str(url)!r}."
-    else:
-        message = f"Request URL has an unsupported protocol '{scheme}://'."
-    raise UnsupportedProtocol(message, request=request)
-
-
 class _BaseClient:
-    """What Client and AsyncClient share: configuration, request building, and the two ends
-    of a trip through the engine (`_engine_arguments`, `_build_response`)."""
+    """What Client and AsyncClient share: configuration, request building, routing to
+    transports, and the client's part of every response (cookies, default encoding)."""
+
+    _engine_transport_class: typing.Any  # the transport made from the client's own options
 
     def __init__(
         self,
@@ -193,31 +137,8 @@ class _BaseClient:
         default_encoding: str | typing.Callable[[bytes], str] = "utf-8",
         max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES,
         max_body_bytes: int | None = None,
+        _engine: _core.Engine | None = None,
     ) -> None:
-        for name, value in (
-            ("proxy", proxy),
-            ("mounts", mounts),
-        ):
-            if value is not None:
-                raise NotImplementedError(f"requestx.Client does not support {name}= yet")
-        # transport=: our HTTPTransport is the engine's settings in httpx's shape (the client
-        # adopts them and keeps its fast path); any other transport answers every request.
-        self._transport: typing.Any = None
-        self._retries = 0
-        if isinstance(transport, _EngineSettings):
-            verify, cert, http1, http2 = (
-                transport.verify,
-                transport.cert,
-                transport.http1,
-                transport.http2,
-            )
-            limits, trust_env = transport.limits, transport.trust_env
-            self._retries = transport.retries
-        elif transport is not None:
-            self._transport = transport
-        if not (http1 or http2):
-            raise ValueError("At least one of http1 or http2 must be True.")
-
         self._base_url = self._enforce_trailing_slash(URL(base_url))
         self._params = QueryParams(params)
         self._headers = Headers._from_trusted_list(DEFAULT_HEADERS)
@@ -227,34 +148,57 @@ class _BaseClient:
         self._auth = build_auth(auth)
         self.event_hooks = event_hooks  # the setter normalises it
         self._timeout = Timeout(timeout)
-        self._timeout_ms = _timeout_tuple(self._timeout)
+        self._timeout_ms = timeouts_ms(self._timeout)
         self._timeout_dict = self._timeout.as_dict()
         self.follow_redirects = follow_redirects
         self.max_redirects = max_redirects
         self.trust_env = trust_env
         self._default_encoding = default_encoding
 
-        self._tls = tls_config(verify, cert, trust_env)
-        if http2 and not http1:
-            self._http_version = _HTTP_VERSION_2_PRIOR_KNOWLEDGE
-        elif http2:
-            self._http_version = _HTTP_VERSION_2_TLS
+        # The transports, as httpx builds them: the client's own (from its options unless
+        # `transport=` is given), one per proxy (`proxy=`, else with trust_env the proxy
+        # variables, unless `transport=` is given), and `mounts=`, most specific pattern first.
+        settings: dict[str, typing.Any] = {
+            "verify": verify,
+            "cert": cert,
+            "trust_env": trust_env,
+            "http1": http1,
+            "http2": http2,
+            "limits": limits,
+            "max_header_bytes": max_header_bytes,
+            "max_body_bytes": max_body_bytes,
+        }
+        proxies: dict[str, typing.Any]
+        if proxy is not None:
+            proxies = {"all://": normalize_proxy(proxy)}
+        elif trust_env and transport is None:
+            proxies = environment_proxies()
         else:
-            self._http_version = _HTTP_VERSION_1_1
-
-        self._limits = limits
-        self._engine = _core.Engine(
-            limits.max_connections,
-            limits.max_keepalive_connections,
-            limits.keepalive_expiry,
-            max_header_bytes,
-            max_body_bytes,
-        )
-        # A body read whole is held to it twice: as received, by the engine, and decoded,
-        # here (a few kilobytes of gzip can decode to gigabytes).
-        self._max_body_bytes = max_body_bytes
-        self._owns_engine = True
+            proxies = {}
+        if transport is None:
+            transport = self._engine_transport_class(**settings, engine=_engine)
+        self._transport = transport
+        # Transports this client makes for proxies share its engine (libcurl keeps each
+        # proxy's connections apart), so proxies cost no loop thread of their own.
+        lent_engine = getattr(engine_transport(transport), "_engine", None)
+        self._mounts: dict[URLPattern, typing.Any] = {
+            URLPattern(key): None
+            if url is None
+            else self._engine_transport_class(**settings, proxy=url, engine=lent_engine)
+            for key, url in proxies.items()
+        }
+        if mounts is not None:
+            self._mounts.update({URLPattern(key): value for key, value in mounts.items()})
+        self._mounts = dict(sorted(self._mounts.items()))
+        self._direct = engine_transport(transport)
+        # (pattern, transport, the transport when its _send may be called directly); None
+        # for "the client's own".
+        self._mount_routes = [
+            (pattern, mounted, engine_transport(mounted) if mounted is not None else None)
+            for pattern, mounted in self._mounts.items()
+        ]
         self._closed = False
+        self._opened = False
 
     # -- configuration, as httpx exposes it --
 
@@ -327,7 +271,7 @@ class _BaseClient:
     @timeout.setter
     def timeout(self, timeout: TimeoutTypes) -> None:
         self._timeout = Timeout(timeout)
-        self._timeout_ms = _timeout_tuple(self._timeout)
+        self._timeout_ms = timeouts_ms(self._timeout)
         self._timeout_dict = self._timeout.as_dict()
 
     @property
@@ -403,47 +347,37 @@ class _BaseClient:
         timeout = request.extensions.get("timeout")
         if timeout is None or timeout is self._timeout_dict:
             return self._timeout_ms
-        return _timeout_tuple(Timeout(**timeout))
+        return timeouts_ms(Timeout(**timeout))
 
-    def _engine_arguments(self, request: Request) -> _EngineArguments:
-        """What the engine needs for `request`, in Engine.perform/submit's argument order.
-        A streamed body (`request._content` None) is not part of it: it is fed separately."""
-        _enforce_http_url(request)
-        check_request_framing(request)
-        method = request.method
-        body = request._content
-        url = request.url
-        # Credentials in the URL travel only as the auth flow's header (build_request_auth):
-        # given the userinfo, libcurl would send its own Basic header, even beside DigestAuth.
-        target = url._build("") if url._userinfo else str(url)
-        return (
-            method.encode("ascii"),
-            target.encode("ascii"),
-            request.headers._entries(),
-            body if body or method in _METHODS_WITH_BODY else None,
-            self._timeouts_for(request),
-            self._http_version,
-            self._tls,
+    def _transport_for_url(self, url: URL) -> typing.Any:
+        """The transport a request to `url` goes to (httpx's name): the first mount whose
+        pattern matches, else the client's own."""
+        for pattern, transport in self._mounts.items():
+            if pattern.matches(url):
+                return self._transport if transport is None else transport
+        return self._transport
+
+    def _route_for(self, url: URL) -> tuple[typing.Any, typing.Any]:
+        """(transport, the same when its `_send` may be called directly, else None)."""
+        for pattern, transport, direct in self._mount_routes:
+            if pattern.matches(url):
+                if transport is None:
+                    break
+                return transport, direct
+        return self._transport, self._direct
+
+    @property
+    def _engine(self) -> _core.Engine | None:
+        """The engine of the client's own transport (None for other transports): for stats."""
+        return getattr(self._direct, "_engine", None)
+
+    def _adopt_engine_response(self, response: Response) -> Response:
+        """The client's part of an engine response: cookies (when the header block mentions
+        them: a cheap scan) and the default encoding."""
+        raw_headers = response._raw_headers
+        self._apply_client_defaults(
+            response, raw_headers is None or b"set-cookie:" in raw_headers.lower()
         )
-
-    def _build_response(self, request: Request, result: tuple[typing.Any, ...]) -> Response:
-        status, version, raw_headers, body, elapsed = result
-        response = Response._from_engine(request, status, version, raw_headers, body, elapsed)
-        # Cookies and content decoding are skipped unless the header block mentions them (a
-        # cheap scan; most responses need neither).
-        lowered = raw_headers.lower()
-        if b"content-encoding:" in lowered:
-            response._decode_engine_body(self._max_body_bytes)
-        self._apply_client_defaults(response, b"set-cookie:" in lowered)
-        return response
-
-    def _build_stream_response(
-        self, request: Request, head: tuple[int, str, bytes], stream: typing.Any
-    ) -> Response:
-        status, version, raw_headers = head
-        response = Response._from_engine_stream(request, status, version, raw_headers, stream)
-        response._max_body_bytes = self._max_body_bytes  # for read() / aread()
-        self._apply_client_defaults(response, b"set-cookie:" in raw_headers.lower())
         return response
 
     def _apply_client_defaults(self, response: Response, has_cookies: bool = True) -> None:
@@ -467,6 +401,22 @@ class _BaseClient:
             response._note_elapsed()
         self._apply_client_defaults(response)
         return response
+
+    def _transports(self) -> list[typing.Any]:
+        """The client's own transport and its mounted ones, each once."""
+        found = [self._transport]
+        for transport in self._mounts.values():
+            if transport is not None and all(transport is not seen for seen in found):
+                found.append(transport)
+        return found
+
+    def _check_opening(self) -> None:
+        """`with client:` once, on a client not yet closed (httpx's rule)."""
+        if self._closed:
+            raise RuntimeError("Cannot reopen a client instance, once it has been closed.")
+        if self._opened:
+            raise RuntimeError("Cannot open a client instance more than once.")
+        self._opened = True
 
     def _check_send_options(self, follow_redirects: bool | UseClientDefault) -> bool:
         """Validate send()'s options; returns whether to follow redirects."""
@@ -514,68 +464,21 @@ class Client(_BaseClient):
     Each client owns one engine: a background thread driving libcurl with its own connections.
     """
 
-    def _send_single(self, request: Request) -> Response:
-        """One request, one response: the hot path into the engine."""
-        if self._transport is not None:
-            return self._send_via_transport(request, stream=False)
-        if request._content is None:
-            return self._send_through_stream(request, stream_response=False)
-        arguments = self._engine_arguments(request)
-        try:
-            result = self._engine.perform(*arguments)
-        except _core.EngineError as exc:
-            error = exception_for_engine_error(exc.code, exc.message, request)
-            if not (self._retries and isinstance(error, _RETRIED_ERRORS)):
-                raise error from exc
-            result = self._retry(arguments, request, error)
-        return self._build_response(request, result)
+    _engine_transport_class = HTTPTransport
 
-    def _retry(
-        self, arguments: _EngineArguments, request: Request, error: RequestError
-    ) -> tuple[typing.Any, ...]:
-        """`retries` more attempts for a request that could not connect (HTTPTransport)."""
-        for attempt in range(self._retries):
-            time.sleep(_retry_delay(attempt))
-            try:
-                return self._engine.perform(*arguments)
-            except _core.EngineError as exc:
-                error = exception_for_engine_error(exc.code, exc.message, request)
-                if not isinstance(error, _RETRIED_ERRORS):
-                    break
-        raise error
-
-    def _send_via_transport(self, request: Request, stream: bool) -> Response:
-        """A client built with a custom transport (MockTransport, ...): it answers."""
+    def _send_single(self, request: Request, stream: bool) -> Response:
+        """One request, one response, from the transport its URL is routed to. Our own
+        transports are called directly: the hot path into the engine."""
+        if self._mount_routes:
+            transport, direct = self._route_for(request.url)
+        else:
+            transport, direct = self._transport, self._direct
+        if direct is not None:
+            response = direct._send(request, self._timeouts_for(request), stream)
+            return self._adopt_engine_response(response)
         started = time.perf_counter()
-        response = self._transport.handle_request(request)
+        response = transport.handle_request(request)
         return self._adopt_transport_response(request, response, not stream, started)
-
-    def _send_single_stream(self, request: Request) -> Response:
-        """One request whose response is returned once its headers are in (stream=True)."""
-        if self._transport is not None:
-            return self._send_via_transport(request, stream=True)
-        return self._send_through_stream(request, stream_response=True)
-
-    def _send_through_stream(self, request: Request, stream_response: bool) -> Response:
-        """A request that is more than one perform(): its response streamed, and/or its body
-        fed to the engine as it is read (iterators, files, multipart)."""
-        arguments = self._engine_arguments(request)
-        fed = request._content is None
-        declared = upload_length(request) if fed else _NO_FED_BODY
-        try:
-            pending = self._engine.open_stream(*arguments, None, stream_response, declared)
-            if fed:
-                feed_request_body(pending, request, declared)
-            if not stream_response:
-                result = pending.finish()
-            else:
-                head = pending.response_head(True)
-        except _core.EngineError as exc:
-            raise exception_for_engine_error(exc.code, exc.message, request) from exc
-        if not stream_response:
-            return self._build_response(request, result)
-        assert head is not None  # a blocking wait returns the head or raises
-        return self._build_stream_response(request, head, EngineResponseStream(pending, request))
 
     def send(
         self,
@@ -620,8 +523,7 @@ class Client(_BaseClient):
                 check_redirect_count(history, self.max_redirects, request)
             for hook in request_hooks:
                 hook(request)
-            send_single = self._send_single_stream if stream else self._send_single
-            response = send_single(request)
+            response = self._send_single(request, stream)
             try:
                 for hook in response_hooks:
                     hook(response)
@@ -724,21 +626,22 @@ class Client(_BaseClient):
     # -- life cycle --
 
     def close(self) -> None:
-        """Close every connection and stop the engine thread. Idempotent."""
+        """Close every transport: connections and engine threads. Idempotent."""
         if not self._closed:
             self._closed = True
-            if self._owns_engine:
-                self._engine.close()
-            if self._transport is not None:
-                self._transport.close()
+            for transport in self._transports():
+                transport.close()
 
     def __enter__(self) -> Client:
-        if self._closed:
-            raise RuntimeError("Cannot open a client instance that has been closed.")
+        self._check_opening()
+        for transport in self._transports():
+            transport.__enter__()
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+    def __exit__(self, *exc_info: typing.Any) -> None:
+        self._closed = True
+        for transport in self._transports():
+            transport.__exit__(*exc_info)
 
 
 class AsyncClient(_BaseClient):
@@ -754,75 +657,23 @@ class AsyncClient(_BaseClient):
     may serve many tasks at once, and several event loops in turn.
     """
 
-    async def _send_single(self, request: Request) -> Response:
-        """One request, one response: submit to the engine, await the event loop's queue."""
-        if self._transport is not None:
-            return await self._send_via_transport(request, stream=False)
-        if request._content is None:
-            return await self._send_through_stream(request, stream_response=False)
-        arguments = self._engine_arguments(request)
-        bridge = _aio.current_bridge()
-        # httpx awaits before anything goes out; so do we, or a request made in an already
-        # cancelled scope could be sent (and even completed by the spin) before noticing.
-        await bridge.checkpoint_if_cancelled()
-        attempt = 0
-        while True:
-            try:
-                pending = self._engine.submit(*arguments, bridge.queue)
-                await bridge.wait(pending)
-                result = pending.result()
-                break
-            except _core.EngineError as exc:
-                error = exception_for_engine_error(exc.code, exc.message, request)
-                if attempt >= self._retries or not isinstance(error, _RETRIED_ERRORS):
-                    raise error from exc
-            await anyio.sleep(_retry_delay(attempt))  # HTTPTransport(retries=...)
-            attempt += 1
-        return self._build_response(request, result)
+    _engine_transport_class = AsyncHTTPTransport
 
-    async def _send_via_transport(self, request: Request, stream: bool) -> Response:
-        """A client built with a custom transport (MockTransport, ...): it answers."""
+    async def _send_single(self, request: Request, stream: bool) -> Response:
+        """One request, one response, from the transport its URL is routed to. Our own
+        transports are called directly: submit to the engine, await the event loop's queue."""
+        if self._mount_routes:
+            transport, direct = self._route_for(request.url)
+        else:
+            transport, direct = self._transport, self._direct
+        if direct is not None:
+            response = await direct._send(request, self._timeouts_for(request), stream)
+            return self._adopt_engine_response(response)
         started = time.perf_counter()
-        response = await self._transport.handle_async_request(request)
+        response = await transport.handle_async_request(request)
         if not stream:
             await response.aread()
         return self._adopt_transport_response(request, response, False, started)
-
-    async def _send_single_stream(self, request: Request) -> Response:
-        """One request whose response is returned once its headers are in (stream=True)."""
-        if self._transport is not None:
-            return await self._send_via_transport(request, stream=True)
-        return await self._send_through_stream(request, stream_response=True)
-
-    async def _send_through_stream(self, request: Request, stream_response: bool) -> Response:
-        """A request that is more than one submit(): its response streamed, and/or its body
-        fed to the engine as it is read (async iterators, files, multipart)."""
-        arguments = self._engine_arguments(request)
-        fed = request._content is None
-        declared = upload_length(request) if fed else _NO_FED_BODY
-        bridge = _aio.current_bridge()
-        await bridge.checkpoint_if_cancelled()
-        try:
-            pending = self._engine.open_stream(*arguments, bridge.queue, stream_response, declared)
-            try:
-                if fed:
-                    await afeed_request_body(pending, request, declared, bridge)
-                if not stream_response:
-                    await bridge.wait(pending)
-                    result = pending.result()
-                else:
-                    while (head := pending.response_head(False)) is None:
-                        await bridge.wait_for_news(pending)
-            except BaseException:
-                pending.close_stream()
-                raise
-        except _core.EngineError as exc:
-            raise exception_for_engine_error(exc.code, exc.message, request) from exc
-        if not stream_response:
-            return self._build_response(request, result)
-        assert head is not None  # the loop above ends only with a head
-        stream = AsyncEngineResponseStream(pending, request, bridge)
-        return self._build_stream_response(request, head, stream)
 
     async def send(
         self,
@@ -867,10 +718,7 @@ class AsyncClient(_BaseClient):
                 check_redirect_count(history, self.max_redirects, request)
             for hook in request_hooks:
                 await hook(request)
-            if stream:
-                response = await self._send_single_stream(request)
-            else:
-                response = await self._send_single(request)
+            response = await self._send_single(request, stream)
             try:
                 for hook in response_hooks:
                     await hook(response)
@@ -955,19 +803,20 @@ class AsyncClient(_BaseClient):
     # -- life cycle --
 
     async def aclose(self) -> None:
-        """Close every connection and stop the engine thread; requests still running fail.
-        Idempotent. (Stopping the loop thread takes microseconds, so this does not block.)"""
+        """Close every transport: connections and engine threads; requests still running
+        fail. Idempotent. (Stopping a loop thread takes microseconds: this does not block.)"""
         if not self._closed:
             self._closed = True
-            if self._owns_engine:
-                self._engine.close()
-            if self._transport is not None:
-                await self._transport.aclose()
+            for transport in self._transports():
+                await transport.aclose()
 
     async def __aenter__(self) -> AsyncClient:
-        if self._closed:
-            raise RuntimeError("Cannot open a client instance that has been closed.")
+        self._check_opening()
+        for transport in self._transports():
+            await transport.__aenter__()
         return self
 
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
+    async def __aexit__(self, *exc_info: typing.Any) -> None:
+        self._closed = True
+        for transport in self._transports():
+            await transport.__aexit__(*exc_info)

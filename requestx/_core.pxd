@@ -20,6 +20,23 @@ cdef extern from "tls.h" nogil:
     int rx_tls_set_ca_pem(rx_tls *tls, const char *pem, size_t length)
 
 
+cdef extern from "route.h" nogil:
+    ctypedef struct rx_route:
+        char *proxy_url
+        char *proxy_username
+        char *proxy_password
+        char *unix_socket
+        char *interface
+        long ip_resolve
+
+    rx_route *rx_route_new(const char *key, size_t key_len)
+    void rx_route_unref(rx_route *route)
+    int rx_route_add_proxy_header(rx_route *route, const char *line, size_t length)
+    int rx_route_add_sockopt(rx_route *route, int level, int name, const void *value,
+                             size_t length)
+    void rx_route_set_proxy_tls(rx_route *route, rx_tls *tls)
+
+
 cdef extern from "buffer.h" nogil:
     void rx_buffer_free_stolen(char *data)
     long rx_buffer_live_count()
@@ -67,6 +84,7 @@ cdef extern from "transfer.h" nogil:
     int rx_transfer_add_header(rx_transfer *t, const char *name, size_t name_len,
                                const char *value, size_t value_len)
     void rx_transfer_set_tls(rx_transfer *t, rx_tls *tls)
+    void rx_transfer_set_route(rx_transfer *t, rx_route *route)
     void rx_transfer_set_completion_queue(rx_transfer *t, rx_completion_queue *cq)
     int rx_transfer_wait(rx_transfer *t, long timeout_ms)
     char *rx_transfer_take_body(rx_transfer *t, size_t *length)
@@ -127,6 +145,11 @@ cdef class TLSConfig:
     cdef dict _fields
 
 
+cdef class RouteConfig:
+    cdef rx_route *route
+    cdef readonly bytes key
+
+
 cdef class Body:
     cdef char *data
     cdef Py_ssize_t size
@@ -166,5 +189,5 @@ cdef class Engine:
     cdef rx_engine *_live(self) except NULL
     cdef PendingTransfer _start(self, bytes method, bytes url, list headers, bytes body,
                                 tuple timeouts, int http_version, TLSConfig tls,
-                                CompletionQueue queue, bint streaming, bint stream_response,
-                                long long upload_length)
+                                RouteConfig route, CompletionQueue queue, bint streaming,
+                                bint stream_response, long long upload_length)

@@ -49,6 +49,22 @@ class TLSConfig:
     @property
     def verify_host(self) -> bool: ...
 
+class RouteConfig:
+    key: bytes
+    def __init__(
+        self,
+        key: bytes,
+        proxy_url: bytes | None = None,
+        proxy_username: bytes | None = None,
+        proxy_password: bytes | None = None,
+        proxy_headers: list[bytes] | None = None,
+        proxy_tls: TLSConfig | None = None,
+        unix_socket: bytes | None = None,
+        interface: bytes | None = None,
+        ip_resolve: int = 0,
+        socket_options: list[tuple[int, int, int | bytes]] | None = None,
+    ) -> None: ...
+
 class Engine:
     def __init__(
         self,
@@ -69,6 +85,7 @@ class Engine:
         timeouts: tuple[int, ...],
         http_version: int,
         tls: TLSConfig | None,
+        route: RouteConfig | None,
     ) -> tuple[int, str, bytes, Body, float]: ...
     def submit(
         self,
@@ -79,6 +96,7 @@ class Engine:
         timeouts: tuple[int, ...],
         http_version: int,
         tls: TLSConfig | None,
+        route: RouteConfig | None,
         queue: CompletionQueue,
     ) -> PendingTransfer: ...
     def open_stream(
@@ -90,6 +108,7 @@ class Engine:
         timeouts: tuple[int, ...],
         http_version: int,
         tls: TLSConfig | None,
+        route: RouteConfig | None,
         queue: CompletionQueue | None,
         stream_response: bool = True,
         upload_length: int = -2,

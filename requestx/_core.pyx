@@ -22,6 +22,7 @@ from libc.math cimport ceil
 
 import atexit
 import os
+import sys
 import weakref
 
 cdef extern from "curl/curl.h" nogil:
@@ -190,6 +191,65 @@ cdef int _tls_string(char **field, bytes value, str name) except -1:
     return 0
 
 
+cdef class RouteConfig:
+    """How a transfer's connection is made, when not straight to the URL's host: a proxy, a
+    Unix socket, a local address, socket options (see csrc/route.h). Immutable once built;
+    `_proxy.py` and `_transports.py` decide what httpx's options mean and build one.
+
+    key: tells this route from others that reach the same origin (connections are never
+    shared between routes); proxy_url: with its scheme (http, https, socks5, socks5h) and no
+    credentials; proxy_username/proxy_password: SOCKS5 credentials; proxy_headers: lines
+    "Name: value" for an HTTP proxy only (Proxy-Authorization among them); proxy_tls: TLS to
+    an https:// proxy; interface: CURLOPT_INTERFACE; ip_resolve: CURLOPT_IPRESOLVE;
+    socket_options: (level, name, int or bytes) triples given to setsockopt()."""
+
+    def __cinit__(self, bytes key not None, bytes proxy_url=None, bytes proxy_username=None,
+                  bytes proxy_password=None, list proxy_headers=None, TLSConfig proxy_tls=None,
+                  bytes unix_socket=None, bytes interface=None, long ip_resolve=0,
+                  list socket_options=None):
+        cdef bytes line, packed
+        self.route = rx_route_new(PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key))
+        if self.route == NULL:
+            raise ValueError("a route key must not contain a NUL character")
+        self.key = key
+        _tls_string(&self.route.proxy_url, proxy_url, "proxy_url")
+        _tls_string(&self.route.proxy_username, proxy_username, "proxy_username")
+        _tls_string(&self.route.proxy_password, proxy_password, "proxy_password")
+        _tls_string(&self.route.unix_socket, unix_socket, "unix_socket")
+        _tls_string(&self.route.interface, interface, "interface")
+        self.route.ip_resolve = ip_resolve
+        for line in proxy_headers or ():
+            if rx_route_add_proxy_header(self.route, PyBytes_AS_STRING(line),
+                                         PyBytes_GET_SIZE(line)) != 0:
+                raise ValueError("a proxy header must not contain a NUL character")
+        if proxy_tls is not None:
+            rx_route_set_proxy_tls(self.route, proxy_tls.tls)
+        for level, name, value in socket_options or ():
+            packed = _sockopt_value(value)
+            if rx_route_add_sockopt(self.route, level, name, PyBytes_AS_STRING(packed),
+                                    PyBytes_GET_SIZE(packed)) != 0:
+                raise MemoryError()
+
+    def __dealloc__(self):
+        rx_route_unref(self.route)
+        self.route = NULL
+
+    def __repr__(self):
+        return f"<RouteConfig key={self.key!r}>"
+
+
+cdef bytes _sockopt_value(object value):
+    """What setsockopt() is given for an option's value: a C int, or the bytes as they are."""
+    if isinstance(value, int):
+        return int(value).to_bytes(sizeof(int), _BYTE_ORDER, signed=True)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    raise TypeError(f"a socket option's value must be an int or bytes, not {type(value).__name__}")
+
+
+_BYTE_ORDER = sys.byteorder
+
+
 cdef object _c_text(const char *value):
     return None if value == NULL else value.decode("utf-8", "replace")
 
@@ -348,7 +408,8 @@ cdef class Engine:
                 "sleeps": s.sleeps, "easy_pooled": s.easy_pooled}
 
     def perform(self, bytes method not None, bytes url not None, list headers not None,
-                bytes body, tuple timeouts not None, int http_version, TLSConfig tls):
+                bytes body, tuple timeouts not None, int http_version, TLSConfig tls,
+                RouteConfig route):
         """Run one request to completion, blocking this thread (GIL released while waiting).
 
         headers: list of (name, value) or (name, lower_name, value) bytes tuples; body: bytes or None; timeouts: the tuple
@@ -360,7 +421,7 @@ cdef class Engine:
         if t == NULL:
             raise MemoryError()
         try:
-            _fill_request(t, method, url, headers, body, timeouts, http_version, tls)
+            _fill_request(t, method, url, headers, body, timeouts, http_version, tls, route)
             self._set_limits(t)
             if rx_engine_submit(e, t) != 0:
                 raise EngineError(RX_E_ENGINE_CLOSED, "the client has been closed")
@@ -372,17 +433,17 @@ cdef class Engine:
 
     def submit(self, bytes method not None, bytes url not None, list headers not None,
                bytes body, tuple timeouts not None, int http_version, TLSConfig tls,
-               CompletionQueue queue not None):
+               RouteConfig route, CompletionQueue queue not None):
         """Start a request whose completion is delivered to `queue` (an event loop's).
 
         Returns a PendingTransfer at once; once `queue.drain()` has returned it,
         `pending.result()` gives what perform() would have returned (or raises EngineError)."""
-        return self._start(method, url, headers, body, timeouts, http_version, tls, queue,
-                           False, False, -2)
+        return self._start(method, url, headers, body, timeouts, http_version, tls, route,
+                           queue, False, False, -2)
 
     def open_stream(self, bytes method not None, bytes url not None, list headers not None,
                     bytes body, tuple timeouts not None, int http_version, TLSConfig tls,
-                    CompletionQueue queue, bint stream_response=True,
+                    RouteConfig route, CompletionQueue queue, bint stream_response=True,
                     long long upload_length=-2):
         """Start a request that is not a single perform(): its response consumed as it
         arrives (stream_response), and/or its body fed while it runs (upload_length >= 0 for
@@ -392,13 +453,13 @@ cdef class Engine:
 
         queue None: a blocking caller (waits in this thread); otherwise an event loop's
         queue, which is notified whenever an armed wait can go on."""
-        return self._start(method, url, headers, body, timeouts, http_version, tls, queue,
-                           True, stream_response, upload_length)
+        return self._start(method, url, headers, body, timeouts, http_version, tls, route,
+                           queue, True, stream_response, upload_length)
 
     cdef PendingTransfer _start(self, bytes method, bytes url, list headers, bytes body,
                                 tuple timeouts, int http_version, TLSConfig tls,
-                                CompletionQueue queue, bint streaming, bint stream_response,
-                                long long upload_length):
+                                RouteConfig route, CompletionQueue queue, bint streaming,
+                                bint stream_response, long long upload_length):
         """submit() and open_stream(): a PendingTransfer on its way."""
         if queue is not None and queue.closed:
             raise EngineError(RX_E_ENGINE_CLOSED, "the event loop's completion queue is closed")
@@ -412,7 +473,7 @@ cdef class Engine:
         pending.streaming = streaming
         pending.blocking = queue is None
         _fill_request(pending.transfer, method, url, headers, body, timeouts, http_version,
-                      tls)
+                      tls, route)
         self._set_limits(pending.transfer)
         pending.transfer.stream = stream_response
         if upload_length >= -1:
@@ -720,7 +781,8 @@ cdef class CompletionQueue:
 
 
 cdef int _fill_request(rx_transfer *t, bytes method, bytes url, list headers, bytes body,
-                       tuple timeouts, int http_version, TLSConfig tls) except -1:
+                       tuple timeouts, int http_version, TLSConfig tls,
+                       RouteConfig route) except -1:
     cdef object entry, name, value
     _check(rx_transfer_set_method(t, PyBytes_AS_STRING(method), PyBytes_GET_SIZE(method)))
     _check(rx_transfer_set_url(t, PyBytes_AS_STRING(url), PyBytes_GET_SIZE(url)))
@@ -746,6 +808,8 @@ cdef int _fill_request(rx_transfer *t, bytes method, bytes url, list headers, by
     t.http_version = http_version
     if tls is not None:
         rx_transfer_set_tls(t, tls.tls)
+    if route is not None:
+        rx_transfer_set_route(t, route.route)
     return 0
 
 

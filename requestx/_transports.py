@@ -1,8 +1,8 @@
 """
 Transports: httpx's extension point for what sends a request.
 
-requestx clients send through their engine directly (see `_client.py`); these classes exist
-so code written for httpx keeps working:
+A client routes each request to a transport (its own, or a mounted one: `_client.py`), as
+httpx does:
 
 * `BaseTransport` / `AsyncBaseTransport`: subclass them to answer requests yourself; a
   client given `transport=` hands every request to `handle_request` /
@@ -10,21 +10,51 @@ so code written for httpx keeps working:
   run in the client).
 * `MockTransport(handler)`: answers with `handler(request)` (a Response, or for async
   clients an awaitable of one): for tests that must not touch the network.
-* `HTTPTransport` / `AsyncHTTPTransport`: the engine's settings in httpx's shape. A client
-  given one adopts its settings (`verify`, `http1`, `http2`, `limits`, `retries`) and keeps
-  the fast path; options the engine does not support raise `NotImplementedError`.
+* `HTTPTransport` / `AsyncHTTPTransport`: the C engine, configured the way httpx's are
+  (`verify`, `cert`, `http1`, `http2`, `limits`, `proxy`, `uds`, `local_address`,
+  `socket_options`, `retries`). Each owns an engine (a loop thread, started on first use)
+  unless the client that made it lends its own. A client calls their `_send` directly (the
+  hot path: no `handle_request` indirection, no response re-wrapping); `handle_request` is
+  the same path for code that calls a transport itself.
 """
 
 from __future__ import annotations
 
 import inspect
+import time
 import typing
 
-from ._config import DEFAULT_LIMITS, Limits
-from ._models import Request, Response
+import anyio
 
-if typing.TYPE_CHECKING:
-    from ._client import AsyncClient, Client
+from . import _aio, _core
+from ._config import (
+    DEFAULT_LIMITS,
+    DEFAULT_MAX_HEADER_BYTES,
+    DEFAULT_TIMEOUT_CONFIG,
+    Limits,
+    Proxy,
+    Timeout,
+)
+from ._exceptions import (
+    ConnectError,
+    ConnectTimeout,
+    ProxyError,
+    RequestError,
+    UnsupportedProtocol,
+    exception_for_engine_error,
+)
+from ._framing import check_request_framing
+from ._models import _METHODS_WITH_BODY, Request, Response
+from ._routing import engine_route, normalize_proxy
+from ._streams import (
+    AsyncEngineResponseStream,
+    EngineResponseStream,
+    afeed_request_body,
+    feed_request_body,
+    upload_length,
+)
+from ._tls import tls_config
+from ._urls import URL
 
 __all__ = [
     "AsyncBaseTransport",
@@ -102,8 +132,73 @@ class MockTransport(BaseTransport, AsyncBaseTransport):
         return response
 
 
-class _EngineSettings:
-    """What HTTPTransport and AsyncHTTPTransport accept, checked once."""
+_HTTP_VERSION_1_1 = 0  # the engine's RX_HTTP_* values
+_HTTP_VERSION_2_TLS = 1  # h2 negotiated by ALPN on https, HTTP/1.1 otherwise
+_HTTP_VERSION_2_PRIOR_KNOWLEDGE = 2  # h2c on http://, without an upgrade round trip
+_NO_FED_BODY = -2  # Engine.open_stream's upload_length when the body is passed whole
+
+# retries=N retries only requests that never reached the server.
+_RETRIED_ERRORS = (ConnectError, ConnectTimeout)
+
+# Engine.perform / submit / open_stream's leading arguments: method, URL, header entries,
+# body, timeouts (ms), HTTP version, TLS settings, route.
+_EngineArguments = typing.Tuple[
+    bytes,
+    bytes,
+    typing.List[typing.Tuple[bytes, bytes, bytes]],
+    typing.Optional[bytes],
+    typing.Tuple[int, ...],
+    int,
+    typing.Optional[_core.TLSConfig],
+    typing.Optional[_core.RouteConfig],
+]
+
+
+def timeouts_ms(timeout: Timeout) -> tuple[int, ...]:
+    """A Timeout as the engine's tuple of milliseconds."""
+    return _core.timeouts_ms(
+        timeout.connect, timeout.read, timeout.write, timeout.pool, timeout.total
+    )
+
+
+_DEFAULT_TIMEOUTS_MS = timeouts_ms(DEFAULT_TIMEOUT_CONFIG)
+
+
+def _request_timeouts_ms(request: Request) -> tuple[int, ...]:
+    """The timeouts of a request handed to `handle_request`: its "timeout" extension (set by
+    every client), else httpx's default of 5 s."""
+    timeout = request.extensions.get("timeout")
+    return _DEFAULT_TIMEOUTS_MS if timeout is None else timeouts_ms(Timeout(**timeout))
+
+
+def _is_sendable(url: URL) -> bool:
+    return (url.scheme == "http" or url.scheme == "https") and bool(url.host)
+
+
+def _enforce_http_url(request: Request) -> None:
+    """Only http and https go to the engine (redirects included): never file://, ftp://, ..."""
+    url = request.url
+    if _is_sendable(url):
+        return
+    scheme = url.scheme
+    if scheme == "http" or scheme == "https":
+        message = f"Request URL is missing a host: {str(url)!r}."
+    elif not scheme:
+        message = f"Request URL is missing an 'http://' or 'https://' protocol: {str(url)!r}."
+    else:
+        message = f"Request URL has an unsupported protocol '{scheme}://'."
+    raise UnsupportedProtocol(message, request=request)
+
+
+def _retry_delay(attempt: int) -> float:
+    """0 s before the first retry, then 0.5, 1, 2, ... (httpx's backoff)."""
+    return 0.0 if attempt == 0 else 0.5 * 2 ** (attempt - 1)
+
+
+class _EngineTransport:
+    """What HTTPTransport and AsyncHTTPTransport share: their settings, checked and turned
+    into the engine's once, and the two ends of a trip through the engine
+    (`_engine_arguments`, `_build_response`)."""
 
     def __init__(
         self,
@@ -118,58 +213,235 @@ class _EngineSettings:
         local_address: str | None = None,
         retries: int = 0,
         socket_options: typing.Any = None,
+        *,
+        max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES,
+        max_body_bytes: int | None = None,
+        engine: _core.Engine | None = None,
     ) -> None:
-        for name, value in (
-            ("proxy", proxy),
-            ("uds", uds),
-            ("local_address", local_address),
-            ("socket_options", socket_options),
-        ):
-            if value is not None:
-                raise NotImplementedError(f"requestx transports do not support {name}= yet")
+        if not (http1 or http2):
+            raise ValueError("At least one of http1 or http2 must be True.")
         if retries < 0:
             raise ValueError("retries must be >= 0")
-        self.verify = verify
-        self.cert = cert
-        self.trust_env = trust_env
-        self.http1 = http1
-        self.http2 = http2
-        self.limits = limits
-        self.retries = retries
+        self._proxy: Proxy | None = normalize_proxy(proxy)
+        self._tls = tls_config(verify, cert, trust_env)
+        self._route = engine_route(self._proxy, uds, local_address, socket_options, trust_env)
+        if http2 and not http1:
+            self._http_version = _HTTP_VERSION_2_PRIOR_KNOWLEDGE
+        elif http2:
+            self._http_version = _HTTP_VERSION_2_TLS
+        else:
+            self._http_version = _HTTP_VERSION_1_1
+        self._retries = retries
+        self._limits = limits
+        # A body read whole is held to it twice: as received, by the engine, and decoded,
+        # here (a few kilobytes of gzip can decode to gigabytes).
+        self._max_body_bytes = max_body_bytes
+        self._owns_engine = engine is None
+        if engine is None:
+            engine = _core.Engine(
+                limits.max_connections,
+                limits.max_keepalive_connections,
+                limits.keepalive_expiry,
+                max_header_bytes,
+                max_body_bytes,
+            )
+        self._engine = engine
+
+    def _engine_arguments(self, request: Request, timeouts: tuple[int, ...]) -> _EngineArguments:
+        """What the engine needs for `request`, in Engine.perform/submit's argument order.
+        A streamed body (`request._content` None) is not part of it: it is fed separately."""
+        _enforce_http_url(request)
+        check_request_framing(request)
+        method = request.method
+        body = request._content
+        url = request.url
+        # Credentials in the URL travel only as the auth flow's header (build_request_auth):
+        # given the userinfo, libcurl would send its own Basic header, even beside DigestAuth.
+        target = url._build("") if url._userinfo else str(url)
+        return (
+            method.encode("ascii"),
+            target.encode("ascii"),
+            request.headers._entries(),
+            body if body or method in _METHODS_WITH_BODY else None,
+            timeouts,
+            self._http_version,
+            self._tls,
+            self._route,
+        )
+
+    def _error(self, exc: _core.EngineError, request: Request) -> RequestError:
+        """The exception for a failed transfer. Through a proxy, every connection is to the
+        proxy: failing to make one is a ProxyError that names it."""
+        error = exception_for_engine_error(exc.code, exc.message, request)
+        if self._proxy is not None and type(error) is ConnectError:
+            message = f"Cannot connect to proxy {self._proxy.url}: {error}"
+            return ProxyError(message, request=request)
+        return error
+
+    def _build_response(self, request: Request, result: tuple[typing.Any, ...]) -> Response:
+        status, version, raw_headers, body, elapsed = result
+        response = Response._from_engine(request, status, version, raw_headers, body, elapsed)
+        # Decoding is skipped unless the header block mentions it (a cheap scan).
+        if b"content-encoding:" in raw_headers.lower():
+            response._decode_engine_body(self._max_body_bytes)
+        return response
+
+    def _build_stream_response(
+        self, request: Request, head: tuple[int, str, bytes], stream: typing.Any
+    ) -> Response:
+        status, version, raw_headers = head
+        response = Response._from_engine_stream(request, status, version, raw_headers, stream)
+        response._max_body_bytes = self._max_body_bytes  # for read() / aread()
+        return response
+
+    def _close_engine(self) -> None:
+        if self._owns_engine:
+            self._engine.close()
+
+    def __repr__(self) -> str:
+        proxy = f" proxy={str(self._proxy.url)!r}" if self._proxy is not None else ""
+        return f"<{type(self).__name__}{proxy}>"
 
 
-class HTTPTransport(_EngineSettings, BaseTransport):
+class HTTPTransport(_EngineTransport, BaseTransport):
     """The engine, configured the way httpx's `HTTPTransport` is (see the module docstring).
     `retries` retries requests that fail to connect, as httpx does."""
 
-    _client: Client | None = None
-
     def handle_request(self, request: Request) -> Response:
         """Send one request as-is (no redirects, auth or cookies); the response streams."""
-        if self._client is None:
-            from ._client import Client
+        return self._send(request, _request_timeouts_ms(request), True)
 
-            self._client = Client(transport=self)
-        return self._client._send_single_stream(request)
+    def _send(self, request: Request, timeouts: tuple[int, ...], stream: bool) -> Response:
+        """One request, one response: the hot path into the engine."""
+        if stream or request._content is None:
+            return self._send_through_stream(request, timeouts, stream)
+        arguments = self._engine_arguments(request, timeouts)
+        try:
+            result = self._engine.perform(*arguments)
+        except _core.EngineError as exc:
+            error = self._error(exc, request)
+            if not (self._retries and isinstance(error, _RETRIED_ERRORS)):
+                raise error from exc
+            result = self._retry(arguments, request, error)
+        return self._build_response(request, result)
+
+    def _retry(
+        self, arguments: _EngineArguments, request: Request, error: RequestError
+    ) -> tuple[typing.Any, ...]:
+        """`retries` more attempts for a request that could not connect."""
+        for attempt in range(self._retries):
+            time.sleep(_retry_delay(attempt))
+            try:
+                return self._engine.perform(*arguments)
+            except _core.EngineError as exc:
+                error = self._error(exc, request)
+                if not isinstance(error, _RETRIED_ERRORS):
+                    break
+        raise error
+
+    def _send_through_stream(
+        self, request: Request, timeouts: tuple[int, ...], stream_response: bool
+    ) -> Response:
+        """A request that is more than one perform(): its response streamed, and/or its body
+        fed to the engine as it is read (iterators, files, multipart)."""
+        arguments = self._engine_arguments(request, timeouts)
+        fed = request._content is None
+        declared = upload_length(request) if fed else _NO_FED_BODY
+        try:
+            pending = self._engine.open_stream(*arguments, None, stream_response, declared)
+            if fed:
+                feed_request_body(pending, request, declared)
+            if not stream_response:
+                result = pending.finish()
+            else:
+                head = pending.response_head(True)
+        except _core.EngineError as exc:
+            raise self._error(exc, request) from exc
+        if not stream_response:
+            return self._build_response(request, result)
+        assert head is not None  # a blocking wait returns the head or raises
+        return self._build_stream_response(request, head, EngineResponseStream(pending, request))
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
+        self._close_engine()
 
 
-class AsyncHTTPTransport(_EngineSettings, AsyncBaseTransport):
-    """The async twin of `HTTPTransport`."""
-
-    _client: AsyncClient | None = None
+class AsyncHTTPTransport(_EngineTransport, AsyncBaseTransport):
+    """The async twin of `HTTPTransport`: completions reach the awaiting task through its
+    event loop's completion queue (`_aio.py`)."""
 
     async def handle_async_request(self, request: Request) -> Response:
         """Send one request as-is (no redirects, auth or cookies); the response streams."""
-        if self._client is None:
-            from ._client import AsyncClient
+        return await self._send(request, _request_timeouts_ms(request), True)
 
-            self._client = AsyncClient(transport=self)
-        return await self._client._send_single_stream(request)
+    async def _send(self, request: Request, timeouts: tuple[int, ...], stream: bool) -> Response:
+        """One request, one response: submit to the engine, await the event loop's queue."""
+        if stream or request._content is None:
+            return await self._send_through_stream(request, timeouts, stream)
+        arguments = self._engine_arguments(request, timeouts)
+        bridge = _aio.current_bridge()
+        # httpx awaits before anything goes out; so do we, or a request made in an already
+        # cancelled scope could be sent (and even completed by the spin) before noticing.
+        await bridge.checkpoint_if_cancelled()
+        attempt = 0
+        while True:
+            try:
+                pending = self._engine.submit(*arguments, bridge.queue)
+                await bridge.wait(pending)
+                result = pending.result()
+                break
+            except _core.EngineError as exc:
+                error = self._error(exc, request)
+                if attempt >= self._retries or not isinstance(error, _RETRIED_ERRORS):
+                    raise error from exc
+            await anyio.sleep(_retry_delay(attempt))  # retries=...
+            attempt += 1
+        return self._build_response(request, result)
+
+    async def _send_through_stream(
+        self, request: Request, timeouts: tuple[int, ...], stream_response: bool
+    ) -> Response:
+        """A request that is more than one submit(): its response streamed, and/or its body
+        fed to the engine as it is read (async iterators, files, multipart)."""
+        arguments = self._engine_arguments(request, timeouts)
+        fed = request._content is None
+        declared = upload_length(request) if fed else _NO_FED_BODY
+        bridge = _aio.current_bridge()
+        await bridge.checkpoint_if_cancelled()
+        try:
+            pending = self._engine.open_stream(*arguments, bridge.queue, stream_response, declared)
+            try:
+                if fed:
+                    await afeed_request_body(pending, request, declared, bridge)
+                if not stream_response:
+                    await bridge.wait(pending)
+                    result = pending.result()
+                else:
+                    while (head := pending.response_head(False)) is None:
+                        await bridge.wait_for_news(pending)
+            except BaseException:
+                pending.close_stream()
+                raise
+        except _core.EngineError as exc:
+            raise self._error(exc, request) from exc
+        if not stream_response:
+            return self._build_response(request, result)
+        assert head is not None  # the loop above ends only with a head
+        stream = AsyncEngineResponseStream(pending, request, bridge)
+        return self._build_stream_response(request, head, stream)
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
+        self._close_engine()
+
+
+def engine_transport(transport: typing.Any) -> typing.Any:
+    """`transport` itself when a client may call its `_send` directly (one of ours, with its
+    request handler not overridden), else None: the client then calls `handle_request`."""
+    kind = type(transport)
+    if isinstance(transport, HTTPTransport):
+        direct = kind.handle_request is HTTPTransport.handle_request
+    elif isinstance(transport, AsyncHTTPTransport):
+        direct = kind.handle_async_request is AsyncHTTPTransport.handle_async_request
+    else:
+        direct = False
+    return transport if direct else None

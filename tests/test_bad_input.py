@@ -459,7 +459,7 @@ def test_engine_rejects_header_injection_below_the_python_layer(server: Hypercor
         ]
         for method, url, headers in cases:
             with pytest.raises(_core.EngineError) as info:
-                engine.perform(method, url, headers, None, (1000, 1000, 1000, 1000), 0, None)
+                engine.perform(method, url, headers, None, (1000, 1000, 1000, 1000), 0, None, None)
             assert info.value.code in (1009, 1010, 1011)
         assert _core.live_transfers() == 0
         _still_works(client, server)

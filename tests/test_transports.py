@@ -102,14 +102,16 @@ async def test_mock_transport_async_with_async_handler(server: HypercornServer) 
             assert (await streamed.aread()).startswith(b"{")
 
 
-def test_http_transport_settings_are_adopted(server: HypercornServer) -> None:
+def test_client_sends_through_the_given_http_transport(server: HypercornServer) -> None:
     transport = requestx.HTTPTransport(limits=requestx.Limits(max_connections=1))
     with requestx.Client(transport=transport) as client:
-        assert client._transport is None  # the engine's fast path, with these settings
-        assert client._limits.max_connections == 1
+        assert client._transport is transport
+        assert client._engine is transport._engine  # called directly: the hot path
         assert client.get(server.url + "/json").json() == {"Hello": "world!"}
-    with pytest.raises(NotImplementedError, match="uds"):
-        requestx.HTTPTransport(uds="/tmp/socket")
+        assert transport._engine.stats()["completed"] == 1
+    # Leaving the block closed the transport, as httpx's __exit__ does.
+    with pytest.raises(requestx.TransportError):
+        transport.handle_request(requestx.Request("GET", server.url + "/json"))
 
 
 def test_http_transport_used_directly(server: HypercornServer) -> None:
