@@ -322,8 +322,8 @@ static int on_sockopt(void *userdata, curl_socket_t fd, curlsocktype purpose)
     if (t->phase == RX_PHASE_WAITING)
         t->phase = RX_PHASE_CONNECTING;
     if (t->route != NULL && rx_route_apply_sockopts(t->route, fd) != 0) {
-        snprintf(t->error_text, sizeof t->error_text, "setsockopt() refused a socket option: %s",
-                 strerror(errno));
+        t->own_error = RX_E_SOCKET_OPTION;
+        t->own_errno = errno;
         return CURL_SOCKOPT_ERROR;
     }
     return CURL_SOCKOPT_OK;
@@ -574,6 +574,9 @@ static void describe_own_error(rx_transfer *t)
     else if (t->own_error == RX_E_BAD_FRAMING)
         snprintf(t->error_text, sizeof t->error_text,
                  "the response has conflicting Content-Length headers");
+    else if (t->own_error == RX_E_SOCKET_OPTION)
+        snprintf(t->error_text, sizeof t->error_text,
+                 "setsockopt() refused one of the socket_options: %s", strerror(t->own_errno));
 }
 
 void rx_transfer_record_result(rx_transfer *t, CURLcode result)

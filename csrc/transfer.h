@@ -66,6 +66,7 @@ enum {
     RX_E_INCOMPLETE_HEADERS = 1015, /* the connection closed inside the response headers */
     RX_E_BAD_HEADER_LINE = 1016, /* a response field name that is not a token, or " :" */
     RX_E_BODY_TOO_LARGE = 1017, /* a response body read whole passed max_body_bytes */
+    RX_E_SOCKET_OPTION = 1018,  /* setsockopt() refused one of the route's socket options */
 };
 
 /* Response header blocks larger than max_header_bytes are refused (a hostile server cannot
@@ -123,6 +124,7 @@ struct rx_transfer {
     int64_t last_activity_ms;/* last byte moved in either direction */
     int64_t uploaded;        /* request body bytes sent so far (large uploads only) */
     int own_error;           /* an RX_E_* decided by a callback, wins over curl's code */
+    int own_errno;           /* ... and the errno behind it, if any */
     int64_t content_length;  /* Content-Length of the response being received, -1 if none */
     int64_t body_received;   /* body bytes received so far (as sent: not content-decoded) */
     long block_status;       /* status code of the header block being received */

@@ -26,7 +26,7 @@ import re
 import typing
 
 from ._exceptions import ProtocolError
-from ._models import Request, Response
+from ._models import Cookies, Request, Response
 
 __all__ = ["Auth", "BasicAuth", "DigestAuth", "FunctionAuth", "NetRCAuth"]
 
@@ -170,6 +170,9 @@ class DigestAuth(Auth):
         else:
             return  # not a Digest challenge: the 401 is the answer
         request.headers["Authorization"] = self._authorization(request)
+        if response.cookies:
+            # A session cookie set with the challenge belongs to the answer to it.
+            Cookies(response.cookies).set_cookie_header(request)
         yield request
 
     def _authorization(self, request: Request) -> str:
@@ -188,11 +191,11 @@ class DigestAuth(Auth):
         uri = request.url.raw_path
         self._nonce_count += 1
         nc = b"%08x" % self._nonce_count
-        cnonce = os.urandom(8).hex().encode()
+        cnonce = self._get_client_nonce(self._nonce_count, nonce)
         ha1 = digest(self._username, realm, self._password)
         if algorithm.endswith("-SESS"):
             ha1 = digest(ha1, nonce, cnonce)
-        qop = _choose_qop(challenge.get("qop"))
+        qop = _choose_qop(challenge.get("qop"), request)
         if qop == b"auth-int":
             ha2 = digest(request.method.encode(), uri, digest(request.read()))
         else:
@@ -219,6 +222,10 @@ class DigestAuth(Auth):
             header += f', cnonce="{cnonce.decode()}"'
         return "Digest " + header
 
+    def _get_client_nonce(self, nonce_count: int, nonce: bytes) -> bytes:
+        """A fresh client nonce (httpx's name: tests replace it to check RFC 7616's examples)."""
+        return os.urandom(8).hex().encode()
+
 
 def _parse_challenge(text: str) -> dict[str, str]:
     """`realm="x", nonce="y", qop="auth,auth-int"` -> {"realm": "x", ...} (quotes optional)."""
@@ -232,7 +239,7 @@ def _parse_challenge(text: str) -> dict[str, str]:
 _CHALLENGE_FIELD = re.compile(r'([A-Za-z0-9_-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]*))')
 
 
-def _choose_qop(offered: str | None) -> bytes:
+def _choose_qop(offered: str | None, request: Request) -> bytes:
     """ "auth" when offered (cheapest), else "auth-int", else b"" (RFC 2069 compatibility)."""
     if offered is None:
         return b""
@@ -241,4 +248,7 @@ def _choose_qop(offered: str | None) -> bytes:
         return b"auth"
     if "auth-int" in choices:
         return b"auth-int"
-    raise ValueError(f"Unsupported Digest qop {offered!r}")
+    raise ProtocolError(
+        f"Unsupported Digest qop {offered!r}: requestx knows 'auth' and 'auth-int'",
+        request=request,
+    )

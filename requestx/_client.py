@@ -478,7 +478,11 @@ class Client(_BaseClient):
             return self._adopt_engine_response(response)
         started = time.perf_counter()
         response = transport.handle_request(request)
-        return self._adopt_transport_response(request, response, not stream, started)
+        try:
+            return self._adopt_transport_response(request, response, not stream, started)
+        except BaseException:
+            response.close()  # a body that failed half-read (even by Ctrl-C) is let go of
+            raise
 
     def send(
         self,
@@ -671,8 +675,12 @@ class AsyncClient(_BaseClient):
             return self._adopt_engine_response(response)
         started = time.perf_counter()
         response = await transport.handle_async_request(request)
-        if not stream:
-            await response.aread()
+        try:
+            if not stream:
+                await response.aread()
+        except BaseException:
+            await response.aclose()  # a body that failed half-read (even cancelled) is let go of
+            raise
         return self._adopt_transport_response(request, response, False, started)
 
     async def send(

@@ -255,14 +255,20 @@ def encode_response(
     """
     Encode the body of a hand-built Response: `(headers, body)`.
 
-    `body` is bytes, or for an iterable `content` the iterable itself (sent with
+    `body` is bytes, or for an iterable `content` a stream over it (sent with
     Transfer-Encoding: chunked and read by `Response.read()`).
     """
     if content is not None:
         if isinstance(content, (str, bytes, bytearray, memoryview)):
             return _encode_content(content)
-        if isinstance(content, (Iterable, AsyncIterable)):
+        if isinstance(content, (SyncByteStream, AsyncByteStream)):
             return [(b"Transfer-Encoding", b"chunked")], content
+        # Wrapped as httpx wraps them: a generator iterated a second time raises
+        # StreamConsumed instead of silently giving an empty body.
+        if isinstance(content, Iterable):
+            return [(b"Transfer-Encoding", b"chunked")], IteratorByteStream(content)
+        if isinstance(content, AsyncIterable):
+            return [(b"Transfer-Encoding", b"chunked")], AsyncIteratorByteStream(content)
         raise TypeError(f"Unexpected type for 'content', {type(content)!r}")
     if text is not None:
         body = text.encode("utf-8")

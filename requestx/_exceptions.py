@@ -371,6 +371,7 @@ ENGINE_ERRORS: dict[int, tuple[type[RequestError], str, str]] = {
     1015: (RemoteProtocolError, "INCOMPLETE_HEADERS", "response headers cut short"),
     1016: (RemoteProtocolError, "BAD_HEADER_LINE", "malformed header line"),
     1017: (ResponseTooLarge, "BODY_TOO_LARGE", "response body over max_body_bytes"),
+    1018: (ConnectError, "SOCKET_OPTION", "a socket option was refused"),
 }
 
 # libcurl reports some failures under a generic code (CURLE_RECV_ERROR) and only the message

@@ -571,6 +571,16 @@ class Request:
 # --- Response ------------------------------------------------------------------------
 
 
+def _is_async_only(stream: object) -> bool:
+    """A body that only an `aclose()` can release (an async generator, an AsyncByteStream)."""
+    return hasattr(stream, "aclose") and not hasattr(stream, "close")
+
+
+def _is_sync_only(stream: object) -> bool:
+    """A body that only a `close()` can release (a generator, a SyncByteStream)."""
+    return hasattr(stream, "close") and not hasattr(stream, "aclose")
+
+
 def _charset_from_content_type(content_type: str) -> str | None:
     """The lower-cased `charset` parameter of a Content-Type value, if any."""
     for param in content_type.split(";")[1:]:
@@ -1198,6 +1208,8 @@ class Response:
     def close(self) -> None:
         """Release the body's resources: a stream still running is stopped (its connection
         is closed rather than returned half-read). Idempotent."""
+        if _is_async_only(self._stream):
+            raise RuntimeError("Attempted to call a sync close on an async stream.")
         if not self.is_closed:
             self.is_closed = True
             self._note_elapsed()
@@ -1207,6 +1219,8 @@ class Response:
 
     async def aclose(self) -> None:
         """`close()` for async streams."""
+        if _is_sync_only(self._stream):
+            raise RuntimeError("Attempted to call an async close on a sync stream.")
         if not self.is_closed:
             self.is_closed = True
             self._note_elapsed()

@@ -35,7 +35,12 @@ def _method_for(request: Request, status: int) -> str:
 def _url_for(request: Request, response: Response) -> URL:
     location = response.headers["location"]
     try:
-        url = request.url.join(URL(location))
+        url = URL(location)
+        if url.scheme and not url.host:
+            # "https://:443/": absolute in form, but no host. Browsers (and httpx) take the
+            # current one.
+            url = url.copy_with(host=request.url.host)
+        url = request.url.join(url)
     except Exception as exc:  # any parse failure of the server's header is the server's fault
         raise RemoteProtocolError(
             f"Invalid URL in location header: {location!r}", request=request

@@ -28,7 +28,7 @@ import typing
 
 from . import _core
 
-__all__ = ["tls_config"]
+__all__ = ["create_ssl_context", "tls_config"]
 
 # CURL_SSLVERSION_* (minimum) and CURL_SSLVERSION_MAX_* (maximum) from curl/curl.h.
 _MIN_VERSION = {
@@ -64,6 +64,63 @@ def tls_config(verify: typing.Any, cert: typing.Any, trust_env: bool) -> _core.T
         "verify must be True, False, an ssl.SSLContext or the path of a CA bundle file or "
         f"directory, not {type(verify).__name__}"
     )
+
+
+def create_ssl_context(
+    verify: ssl.SSLContext | str | bool = True,
+    cert: typing.Any = None,
+    trust_env: bool = True,
+) -> ssl.SSLContext:
+    """
+    An `ssl.SSLContext` that trusts what `verify=` trusts in a client (httpx's function, for
+    `verify=create_ssl_context()` and for `Proxy(ssl_context=...)`): verification on with the
+    same store the engine uses (SSL_CERT_FILE / SSL_CERT_DIR with trust_env, else the system
+    store, else certifi's), off for `False`, a CA file or directory for a path. `cert`: a
+    client certificate file, or (file, key) or (file, key, password).
+
+        >>> context = create_ssl_context()
+        >>> context.load_verify_locations(cafile="internal-ca.pem")
+        >>> client = requestx.Client(verify=context)
+    """
+    if verify is True:
+        cafile, capath = _default_locations(trust_env)
+        context = ssl.create_default_context(cafile=cafile, capath=capath)
+    elif verify is False:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    elif isinstance(verify, ssl.SSLContext):
+        context = verify
+    elif isinstance(verify, (str, os.PathLike)):
+        path = os.fspath(verify)
+        if os.path.isdir(path):
+            context = ssl.create_default_context(capath=path)
+        else:
+            context = ssl.create_default_context(cafile=path)
+    else:
+        raise TypeError(
+            "verify must be True, False, an ssl.SSLContext or the path of a CA bundle file or "
+            f"directory, not {type(verify).__name__}"
+        )
+    if cert:
+        if isinstance(cert, (str, os.PathLike)):
+            context.load_cert_chain(cert)
+        else:
+            context.load_cert_chain(*cert)
+    return context
+
+
+def _default_locations(trust_env: bool) -> tuple[str | None, str | None]:
+    """(cafile, capath) for `verify=True`: the engine's default store."""
+    config = _default_verification(trust_env)
+    if config is None:
+        return None, None
+    fields = config.fields()
+    if not (fields["ca_file"] or fields["ca_path"]):  # libcurl's own store, as it was built
+        return _core.LIBCURL_CAINFO, _core.LIBCURL_CAPATH
+    cafile = os.fsdecode(fields["ca_file"]) if fields["ca_file"] else None
+    capath = os.fsdecode(fields["ca_path"]) if fields["ca_path"] else None
+    return cafile, capath
 
 
 def _default_verification(trust_env: bool) -> _core.TLSConfig | None:

@@ -161,7 +161,8 @@ def _check_no_control_chars(text: str, what: str) -> None:
     match = _CONTROL_CHAR(text)
     if match is not None:
         raise InvalidURL(
-            f"{what} contains the control character {match.group()!r} at position {match.start()}"
+            f"Invalid non-printable ASCII character in {what}, {match.group()!r} at position "
+            f"{match.start()}."
         )
 
 
@@ -666,7 +667,7 @@ def _check_kwargs(kwargs: dict[str, typing.Any]) -> dict[str, str | None]:
             continue
         if len(value) > MAX_URL_LENGTH:
             raise InvalidURL(f"URL component {key!r} too long")
-        _check_no_control_chars(value, f"URL component {key!r}")
+        _check_no_control_chars(value, f"URL {key} component")
         if not _KWARG_SHAPE[key](value):
             raise InvalidURL(f"Invalid URL component {key!r}")
     return components
