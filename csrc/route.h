@@ -5,9 +5,12 @@
  *
  * Built once in Python (`_proxy.py` and `_transports.py` decide what httpx's `proxy=`, `uds=`,
  * `local_address=` and `socket_options=` mean), applied to each easy handle by the loop thread.
- * libcurl keys pooled connections on the proxy, its credentials and TLS settings and the Unix
- * socket path, so connections of different routes are never mixed; `key` does the same for the
- * engine's own HTTP/2 origin bookkeeping (origin.c). */
+ * libcurl keys pooled connections on the proxy, its credentials and TLS settings, the Unix
+ * socket path and the local interface, so connections of different routes are never mixed;
+ * `key` does the same for the engine's own HTTP/2 origin bookkeeping (origin.c). Socket options
+ * are the exception: libcurl does not compare them, so a route with socket options must not
+ * share an engine with other routes (the Python layer gives such a transport its own engine:
+ * `_transports.py`). */
 #ifndef RX_ROUTE_H
 #define RX_ROUTE_H
 

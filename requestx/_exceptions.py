@@ -390,6 +390,9 @@ _ENGINE_ERRORS_BY_MESSAGE: tuple[tuple[int, str, type[RequestError]], ...] = (
     (1, "Unsupported HTTP version", RemoteProtocolError),
     (1, "Unsupported HTTP/1 subversion", RemoteProtocolError),
     (1, "Unsupported response code", RemoteProtocolError),
+    # A proxy that answers a CONNECT with anything but 2xx (libcurl 8.22 says so with
+    # COULDNT_CONNECT; older releases with RECV_ERROR).
+    (7, "CONNECT tunnel failed", ProxyError),
     (56, "CONNECT tunnel failed", ProxyError),
     (56, "Proxy CONNECT aborted", ProxyError),
     (56, "CONNECT response too large", ProxyError),

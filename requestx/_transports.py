@@ -236,6 +236,9 @@ class _EngineTransport:
         # A body read whole is held to it twice: as received, by the engine, and decoded,
         # here (a few kilobytes of gzip can decode to gigabytes).
         self._max_body_bytes = max_body_bytes
+        if engine is not None and socket_options:
+            # libcurl does not compare socket options before reusing a connection (route.h).
+            raise ValueError("a transport with socket_options needs an engine of its own")
         self._owns_engine = engine is None
         if engine is None:
             engine = _core.Engine(

@@ -9,7 +9,9 @@ and the raw RecordingServer where the exact request head matters.
 from __future__ import annotations
 
 import base64
+import socket
 import ssl
+import threading
 import time
 import typing
 import uuid
@@ -19,6 +21,7 @@ import pytest
 
 import requestx
 from tests.conftest import TLSFiles
+from tests.servers._socket_server import SocketServer
 from tests.servers.hypercorn_server import HypercornServer
 from tests.servers.nginx import Nginx, nginx_or_skip
 from tests.servers.proxies import ForwardProxy, Socks5Proxy
@@ -311,8 +314,6 @@ def test_socks5_wrong_credentials_raise_proxy_error(server: HypercornServer) -> 
 
 
 def _closed_port() -> int:
-    import socket
-
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return typing.cast(int, sock.getsockname()[1])
@@ -611,3 +612,83 @@ def test_unsupported_ssl_key_for_create_ssl_context(tls: TLSFiles) -> None:
     assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
     unverified = requestx.create_ssl_context(verify=False)
     assert unverified.verify_mode == ssl.CERT_NONE and not unverified.check_hostname
+
+
+# --- proxies that misbehave -----------------------------------------------------------------
+
+
+class MisbehavingProxy(SocketServer):
+    """Reads what the client sends first (a CONNECT, a request head or a SOCKS greeting), then
+    does `mode`: "silent" (never answers), "close" (closes), "garbage" (answers with bytes
+    that are no HTTP and no SOCKS), "502" (refuses the tunnel with a 502)."""
+
+    def __init__(self, mode: str) -> None:
+        super().__init__(name=f"proxy-{mode}", backlog=16)
+        self.mode = mode
+        self.connections = 0
+        self._release = threading.Event()
+
+    def stop(self) -> None:
+        self._release.set()
+        super().stop()
+
+    def _serve(self, conn: socket.socket) -> None:
+        self.connections += 1
+        with conn:
+            conn.settimeout(5)
+            try:
+                conn.recv(65536)
+                if self.mode == "silent":
+                    self._release.wait(10)
+                elif self.mode == "garbage":
+                    conn.sendall(b"\x05\xff SURPRISE \r\n\r\n")
+                elif self.mode == "502":
+                    conn.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
+                    conn.recv(65536)
+            except OSError:
+                pass
+
+
+@pytest.mark.parametrize("scheme", ["http", "socks5"])
+@pytest.mark.parametrize("mode", ["close", "garbage", "502"])
+def test_a_broken_proxy_fails_the_request_and_not_the_client(
+    scheme: str, mode: str, server: HypercornServer, tls_server: HypercornServer, tls: TLSFiles
+) -> None:
+    server.reset_stats()
+    with MisbehavingProxy(mode) as broken:
+        proxy = f"{scheme}://127.0.0.1:{broken.port}"
+        mounts = {f"all://localhost:{requestx.URL(server.url).port}": None}  # direct
+        with requestx.Client(proxy=proxy, mounts=mounts, verify=tls.ca_file, timeout=5) as client:
+            # A tunnel (https) through an http proxy, or anything through SOCKS: the proxy's
+            # failure is the request's.
+            with pytest.raises((requestx.ProxyError, requestx.RemoteProtocolError)):
+                client.get(tls_server.url + "/json")
+            # The client is intact: a direct request works, and so does the next proxy try's
+            # failure.
+            local = server.url.replace("127.0.0.1", "localhost")
+            assert client.get(local + "/json").json() == {"Hello": "world!"}
+            with pytest.raises(requestx.TransportError):
+                client.get(tls_server.url + "/json")
+    assert server.request_count() == 1
+
+
+@pytest.mark.parametrize("scheme", ["http", "socks5"])
+def test_a_silent_proxy_times_out(scheme: str, tls_server: HypercornServer, tls: TLSFiles) -> None:
+    with MisbehavingProxy("silent") as silent:
+        proxy = f"{scheme}://127.0.0.1:{silent.port}"
+        started = time.monotonic()
+        with (
+            requestx.Client(proxy=proxy, verify=tls.ca_file, timeout=0.5) as client,
+            pytest.raises(requestx.TimeoutException),
+        ):
+            client.get(tls_server.url + "/json")
+        assert time.monotonic() - started < 3
+
+
+@pytest.mark.anyio
+async def test_async_silent_proxy_times_out(tls_server: HypercornServer, tls: TLSFiles) -> None:
+    with MisbehavingProxy("silent") as silent:
+        proxy = f"http://127.0.0.1:{silent.port}"
+        async with requestx.AsyncClient(proxy=proxy, verify=tls.ca_file, timeout=0.5) as client:
+            with anyio.fail_after(5), pytest.raises(requestx.TimeoutException):
+                await client.get(tls_server.url + "/json")

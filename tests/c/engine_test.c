@@ -4,10 +4,12 @@
  *
  * Exits 0 when every check passed; prints the failed check otherwise. Built and run under
  * valgrind by tests/test_engine_memory.py. */
+#include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "engine.h"
@@ -398,6 +400,57 @@ static void close_with_transfer_in_flight(void)
     rx_engine_free(e);
 }
 
+/* A route (route.c): socket options and a local address applied to every connection, one
+ * refused socket option failing the transfer with RX_E_SOCKET_OPTION, and a route with proxy
+ * settings built and freed unused (its headers, credentials and TLS reference). */
+static void routed(rx_engine *e)
+{
+    rx_route *route = rx_route_new("test-route", 10);
+    CHECK(route != NULL, "route");
+    int on = 1;
+    CHECK(rx_route_add_sockopt(route, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on) == 0, "opt");
+    route->interface = strdup("host!127.0.0.1");
+    for (int i = 0; i < 3; i++) {
+        rx_transfer *t = make("GET", "/json", 5000);
+        rx_transfer_set_route(t, route);
+        CHECK(rx_engine_submit(e, t) == 0, "submit");
+        rx_transfer_wait(t, -1);
+        CHECK(t->error == 0 && t->status == 200, "routed GET: %d %s", t->error, t->error_text);
+        finish(t);
+    }
+    rx_route_unref(route);
+
+    /* libcurl does not compare socket options before reusing a connection: a route with them
+     * has an engine of its own (route.h), as HTTPTransport gives it. */
+    char err[128];
+    rx_limits limits = {.max_connections = 2, .max_keepalive = 1, .keepalive_expiry_s = 5};
+    rx_engine *own = rx_engine_new(&limits, err, sizeof err);
+    CHECK(own != NULL, "engine: %s", err);
+    rx_route *refused_opt = rx_route_new("refused", 7);
+    CHECK(rx_route_add_sockopt(refused_opt, SOL_SOCKET, 0x7fff, &on, sizeof on) == 0, "opt");
+    rx_transfer *t = make("GET", "/json", 5000);
+    rx_transfer_set_route(t, refused_opt);
+    rx_route_unref(refused_opt); /* the transfer keeps it alive */
+    CHECK(rx_engine_submit(own, t) == 0, "submit");
+    rx_transfer_wait(t, -1);
+    CHECK(t->error == RX_E_SOCKET_OPTION, "refused option: error %d", t->error);
+    CHECK(strstr(t->error_text, "setsockopt") != NULL, "refused option text: %s", t->error_text);
+    finish(t);
+    rx_engine_free(own);
+
+    rx_route *proxy = rx_route_new("proxy", 5);
+    proxy->proxy_url = strdup("http://127.0.0.1:9");
+    proxy->proxy_username = strdup("user");
+    proxy->proxy_password = strdup("secret");
+    const char *line = "Proxy-Authorization: Basic dXNlcjpzZWNyZXQ=";
+    CHECK(rx_route_add_proxy_header(proxy, line, strlen(line)) == 0, "proxy header");
+    CHECK(rx_route_add_proxy_header(proxy, "X-A: b\0c", 9) != 0, "a NUL in a proxy header");
+    rx_tls *tls = rx_tls_new();
+    rx_route_set_proxy_tls(proxy, tls);
+    rx_tls_unref(tls);
+    rx_route_unref(proxy);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -425,6 +478,7 @@ int main(int argc, char **argv)
     streaming(e);
     fed_upload(e, -1);
     fed_upload(e, 3 * 1000 * 1000);
+    routed(e);
     /* An h2c client has an engine of its own, as every Client does. */
     rx_limits h2c_limits = {.max_connections = 10, .max_keepalive = 5, .keepalive_expiry_s = 5};
     rx_engine *h2c = rx_engine_new(&h2c_limits, err, sizeof err);
