@@ -372,12 +372,12 @@ class _BaseClient:
         return getattr(self._direct, "_engine", None)
 
     def _adopt_engine_response(self, response: Response) -> Response:
-        """The client's part of an engine response: cookies (when the header block mentions
-        them: a cheap scan) and the default encoding."""
-        raw_headers = response._raw_headers
-        self._apply_client_defaults(
-            response, raw_headers is None or b"set-cookie:" in raw_headers.lower()
-        )
+        """The client's part of an engine response: cookies (only when the transport saw a
+        Set-Cookie field) and the default encoding."""
+        if self._default_encoding != "utf-8":
+            response.default_encoding = self._default_encoding
+        if response._sets_cookies:
+            self._cookies.extract_cookies(response)
         return response
 
     def _apply_client_defaults(self, response: Response, has_cookies: bool = True) -> None:

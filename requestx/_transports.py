@@ -284,9 +284,13 @@ class _EngineTransport:
     def _build_response(self, request: Request, result: tuple[typing.Any, ...]) -> Response:
         status, version, raw_headers, body, elapsed = result
         response = Response._from_engine(request, status, version, raw_headers, body, elapsed)
-        # Decoding is skipped unless the header block mentions it (a cheap scan).
-        if b"content-encoding:" in raw_headers.lower():
+        # Decoding and cookies are skipped unless the header block mentions them (one cheap
+        # scan; most responses need neither).
+        lowered = raw_headers.lower()
+        if b"content-encoding:" in lowered:
             response._decode_engine_body(self._max_body_bytes)
+        if b"set-cookie:" in lowered:
+            response._sets_cookies = True
         return response
 
     def _build_stream_response(
@@ -295,6 +299,8 @@ class _EngineTransport:
         status, version, raw_headers = head
         response = Response._from_engine_stream(request, status, version, raw_headers, stream)
         response._max_body_bytes = self._max_body_bytes  # for read() / aread()
+        if b"set-cookie:" in raw_headers.lower():
+            response._sets_cookies = True
         return response
 
     def _close_engine(self) -> None:

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Set up a development environment for requestx on Debian 12 (or a close relative).
 #
-#   scripts/bootstrap.sh [--bench] [--nginx] [--valgrind] [--venv DIR]
+#   scripts/bootstrap.sh [--bench] [--nginx] [--tinyproxy] [--valgrind] [--venv DIR]
 #
-#   --bench      also install nginx-light, nghttp2-client (h2load) and the benchmark extras
+#   --bench      also install nginx-light, nghttp2-client (h2load), wrk and the benchmark extras
 #                (.[bench])
 #   --nginx      also install nginx-light (the tests use it as an HTTP/2 server that answers
 #                before reading request bodies)
+#   --tinyproxy  also install tinyproxy-bin (the proxy tests run against it as well as their own)
 #   --valgrind   also install valgrind
 #   --shellcheck also install shellcheck (the test command checks scripts/*.sh with it)
 #   --venv DIR   virtualenv location (default: <repo>/.venv)
@@ -25,6 +26,7 @@ python="${PYTHON:-python3}"
 venv="$repo/.venv"
 bench=0
 nginx=0
+tinyproxy=0
 valgrind=0
 shellcheck=0
 
@@ -35,6 +37,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --bench) bench=1 ;;
         --nginx) nginx=1 ;;
+        --tinyproxy) tinyproxy=1 ;;
         --valgrind) valgrind=1 ;;
         --shellcheck) shellcheck=1 ;;
         --venv) [ $# -ge 2 ] || die "--venv needs a directory"; venv="$(realpath -m "$2")"; shift ;;
@@ -63,9 +66,10 @@ if ! "$python" -c 'import os, sysconfig; p = sysconfig.get_paths()["include"]
 raise SystemExit(not os.path.exists(os.path.join(p, "Python.h")))' >/dev/null 2>&1; then
     packages+=(python3-dev)
 fi
-# nghttp2-client: h2load, run_h2.py's C baseline
-[ "$bench" = 1 ] && packages+=(nginx-light nghttp2-client)
+# nghttp2-client: h2load, run_h2.py's C baseline; wrk: the C baseline for requestx.bench
+[ "$bench" = 1 ] && packages+=(nginx-light nghttp2-client wrk)
 [ "$nginx" = 1 ] && [ "$bench" = 0 ] && packages+=(nginx-light)
+[ "$tinyproxy" = 1 ] && packages+=(tinyproxy-bin)
 [ "$valgrind" = 1 ] && packages+=(valgrind)
 [ "$shellcheck" = 1 ] && packages+=(shellcheck)
 

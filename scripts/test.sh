@@ -10,7 +10,7 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 
-scripts/bootstrap.sh --valgrind --nginx --shellcheck
+scripts/bootstrap.sh --valgrind --nginx --tinyproxy --shellcheck
 py=.venv/bin/python
 
 echo "test: building the extension"

@@ -26,6 +26,7 @@ from tests.servers.hypercorn_server import HypercornServer
 from tests.servers.nginx import Nginx, nginx_or_skip
 from tests.servers.proxies import ForwardProxy, Socks5Proxy
 from tests.servers.recorder import RecordingServer
+from tests.servers.tinyproxy import Tinyproxy, tinyproxy_or_skip
 
 CREDENTIALS = ("proxy-user", "pässword:with colon")
 
@@ -692,3 +693,61 @@ async def test_async_silent_proxy_times_out(tls_server: HypercornServer, tls: TL
         async with requestx.AsyncClient(proxy=proxy, verify=tls.ca_file, timeout=0.5) as client:
             with anyio.fail_after(5), pytest.raises(requestx.TimeoutException):
                 await client.get(tls_server.url + "/json")
+
+
+# --- a second proxy implementation: Debian's tinyproxy ------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tinyproxy() -> typing.Iterator[Tinyproxy]:
+    with tinyproxy_or_skip(credentials=CREDENTIALS_TINYPROXY) as running:
+        yield running
+
+
+# tinyproxy's BasicAuth line takes no spaces or colons in its words.
+CREDENTIALS_TINYPROXY = ("tiny-user", "tiny-secret")
+
+
+def test_tinyproxy_forwards_http_and_tunnels_https(
+    tinyproxy: Tinyproxy, server: HypercornServer, tls_server: HypercornServer, tls: TLSFiles
+) -> None:
+    server.reset_stats()
+    proxy = requestx.Proxy(tinyproxy.url, auth=CREDENTIALS_TINYPROXY)
+    with requestx.Client(proxy=proxy, verify=tls.ca_file) as client:
+        echoed = client.get(server.url + "/echo").json()
+        assert client.get(tls_server.url + "/json").json() == {"Hello": "world!"}
+    headers = dict(echoed["headers"])
+    assert "tinyproxy" in headers.get("via", "")  # it went through tinyproxy ...
+    assert "proxy-authorization" not in headers  # ... which kept the credentials
+    assert server.request_count() == 1
+    assert "CONNECT" in tinyproxy.log
+
+
+@pytest.mark.anyio
+async def test_async_tinyproxy_http2_in_a_tunnel(
+    tinyproxy: Tinyproxy, tls_server: HypercornServer, tls: TLSFiles
+) -> None:
+    proxy = requestx.Proxy(tinyproxy.url, auth=CREDENTIALS_TINYPROXY)
+    async with requestx.AsyncClient(proxy=proxy, verify=tls.ca_file, http2=True) as client:
+        responses = []
+
+        async def one() -> None:
+            responses.append(await client.get(tls_server.url + "/json"))
+
+        async with anyio.create_task_group() as group:
+            for _ in range(10):
+                group.start_soon(one)
+    assert [r.http_version for r in responses] == ["HTTP/2"] * 10
+
+
+def test_tinyproxy_refusing_credentials(
+    tinyproxy: Tinyproxy, server: HypercornServer, tls_server: HypercornServer, tls: TLSFiles
+) -> None:
+    server.reset_stats()
+    wrong = requestx.Proxy(tinyproxy.url, auth=("tiny-user", "wrong"))
+    with requestx.Client(proxy=wrong, verify=tls.ca_file) as client:
+        # The proxy's own answer, as it gave it (tinyproxy says 401 to a forwarded request).
+        assert client.get(server.url + "/json").status_code in (401, 407)
+        with pytest.raises(requestx.ProxyError, match="CONNECT tunnel failed, response 40[17]"):
+            client.get(tls_server.url + "/json")
+    assert server.request_count() == 0

@@ -1,0 +1,141 @@
+"""
+`python -m requestx.bench`, the load generator: run as a user runs it (a subprocess) against
+nginx and hypercorn, with what it reports checked against what the servers counted.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import typing
+
+import pytest
+
+from requestx import bench
+from tests.servers.hypercorn_server import HypercornServer
+from tests.servers.nginx import Nginx, nginx_or_skip
+
+
+@pytest.fixture(scope="module")
+def nginx() -> typing.Iterator[Nginx]:
+    with nginx_or_skip(http2=True, log=True) as server:
+        yield server
+
+
+def _bench(*arguments: str) -> tuple[int, dict[str, typing.Any]]:
+    done = subprocess.run(
+        [sys.executable, "-m", "requestx.bench", "--json", *arguments],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stderr == "", done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def test_a_counted_run_against_nginx(nginx: Nginx) -> None:
+    before = len(nginx.requested_uris())
+    code, result = _bench("-c", "8", "-n", "500", "--loop", "asyncio", nginx.url + "/get?bench")
+    assert code == 0
+    assert result["requests"] == 500 and result["errors"] == {}
+    assert nginx.requested_uris()[before:].count("/get?bench") == 500
+    latency = result["latency_us"]
+    assert 0 < latency["min"] <= latency["percentiles"]["50"] <= latency["percentiles"]["99"]
+    assert latency["percentiles"]["99.9"] <= latency["max"]
+    # Every response is 13 bytes of body plus its header block.
+    assert result["bytes_read"] > 500 * 13
+    assert result["cpu_us_per_request"] > 0
+
+
+def test_a_timed_run_with_two_processes(nginx: Nginx) -> None:
+    code, result = _bench("-t", "2", "-c", "4", "-d", "0.5", nginx.url + "/get")
+    assert code == 0
+    assert result["processes"] == 2 and result["connections"] == 4
+    assert result["requests"] > 0 and result["errors"] == {}
+    assert 0.5 <= result["duration_seconds"] < 5
+
+
+@pytest.mark.parametrize("loop", ["uvloop", "trio"])
+def test_post_with_headers_reaches_the_server(server: HypercornServer, loop: str) -> None:
+    server.reset_stats()
+    code, result = _bench(
+        "-n", "20", "-c", "2", "--loop", loop, "--data", '{"a": 1}',
+        "-H", "Content-Type: application/json", "-H", "X-Bench: yes", server.url + "/echo",
+    )  # fmt: skip
+    assert code == 0 and result["requests"] == 20
+    assert result["method"] == "POST"
+    assert server.request_count() == 20
+
+
+def test_http2_over_tls(nginx: Nginx) -> None:
+    code, result = _bench(
+        "--http2", "--cacert", nginx.ca_file, "-c", "16", "-n", "200", nginx.tls_url + "/get"
+    )
+    assert code == 0 and result["requests"] == 200 and result["protocol"] == "h2 (ALPN)"
+
+
+def test_h2c(nginx: Nginx) -> None:
+    code, result = _bench("--h2c", "-c", "8", "-n", "100", nginx.h2c_url + "/get")
+    assert code == 0 and result["requests"] == 100
+
+
+def test_errors_are_counted_by_kind() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    code, result = _bench("-c", "2", "-n", "10", f"http://127.0.0.1:{port}/")
+    assert code == 1  # not one request succeeded
+    assert result["requests"] == 0
+    assert result["errors"] == {"connect": 10}
+
+
+def test_non_2xx_responses_are_counted(server: HypercornServer) -> None:
+    code, result = _bench("-c", "2", "-n", "10", server.url + "/status/503")
+    assert code == 0 and result["requests"] == 10 and result["non_2xx_3xx"] == 10
+
+
+def test_the_text_report(nginx: Nginx) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "requestx.bench",
+            "-c",
+            "2",
+            "-n",
+            "50",
+            "--latency",
+            nginx.url + "/get",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    for expected in ("Requests/sec:", "Transfer/sec:", "CPU/request:", "99.9%", "50 requests in"):
+        assert expected in done.stdout
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["-c", "0", "http://127.0.0.1/"],
+        ["-d", "soon", "http://127.0.0.1/"],
+        ["-H", "no colon", "x"],
+    ],
+)
+def test_bad_arguments_exit_2(arguments: list[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        bench.main(arguments)
+    assert info.value.code == 2
+
+
+def test_durations_and_shares() -> None:
+    assert bench._duration("500ms") == 0.5
+    assert bench._duration("2m") == 120
+    assert bench._duration("10") == 10
+    assert bench._split(10, 3) == [4, 3, 3]
+    assert bench._percentile([1.0, 2.0, 3.0, 4.0], 0.5) == 2.0
+    assert bench._percentile([], 0.5) is None
