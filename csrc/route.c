@@ -33,24 +33,14 @@ rx_route *rx_route_new(const char *key, size_t key_len)
 
 void rx_route_ref(rx_route *route) { __atomic_add_fetch(&route->refs, 1, __ATOMIC_RELAXED); }
 
-static void free_secret(char *secret)
-{
-    if (secret == NULL)
-        return;
-    /* Do not leave proxy credentials in freed memory. */
-    for (volatile char *p = secret; *p; p++)
-        *p = 0;
-    free(secret);
-}
-
 void rx_route_unref(rx_route *route)
 {
     if (route == NULL || __atomic_sub_fetch(&route->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
     free(route->key);
     free(route->proxy_url);
-    free_secret(route->proxy_username);
-    free_secret(route->proxy_password);
+    rx_free_secret(route->proxy_username);
+    rx_free_secret(route->proxy_password);
     /* Proxy headers carry Proxy-Authorization: wipe them too. */
     for (struct curl_slist *item = route->proxy_headers; item != NULL; item = item->next)
         for (volatile char *p = item->data; *p; p++)
@@ -71,7 +61,7 @@ int rx_route_add_proxy_header(rx_route *route, const char *line, size_t len)
     if (copy == NULL)
         return -1;
     struct curl_slist *next = curl_slist_append(route->proxy_headers, copy);
-    free_secret(copy); /* curl_slist_append copied it */
+    rx_free_secret(copy); /* curl_slist_append copied it */
     if (next == NULL)
         return -1;
     route->proxy_headers = next;

@@ -25,14 +25,18 @@ void rx_tls_unref(rx_tls *tls)
     free(tls->ca_pem);
     free(tls->cert_file);
     free(tls->key_file);
-    if (tls->key_password != NULL) {
-        /* Do not leave the passphrase in freed memory. */
-        volatile char *p = tls->key_password;
-        while (*p)
-            *p++ = 0;
-        free(tls->key_password);
-    }
+    rx_free_secret(tls->key_password);
     free(tls);
+}
+
+void rx_free_secret(char *secret)
+{
+    if (secret == NULL)
+        return;
+    /* Do not leave passphrases and credentials in freed memory. */
+    for (volatile char *p = secret; *p; p++)
+        *p = 0;
+    free(secret);
 }
 
 int rx_tls_set_string(char **field, const char *value, size_t len)

@@ -31,6 +31,9 @@ rx_tls *rx_tls_new(void);
 void rx_tls_ref(rx_tls *tls);
 void rx_tls_unref(rx_tls *tls);
 
+/* Zero a secret C string (a passphrase, proxy credentials), then free it; NULL is fine. */
+void rx_free_secret(char *secret);
+
 /* Setters (before the object is shared): copy the string; 0, or -1 for an embedded NUL or no
  * memory. */
 int rx_tls_set_string(char **field, const char *value, size_t len);

@@ -49,10 +49,15 @@ class SocketServer(Lifecycle):
     def url(self) -> str:
         return f"http://{LOOPBACK}:{self.port}"
 
-    def start(self) -> None:
+    def _listen(self) -> socket.socket:
+        """The listening socket (a subclass may listen elsewhere, e.g. on a Unix socket)."""
         listener = loopback_listener(self._backlog, receive_buffer=self._receive_buffer)
-        listener.settimeout(0.1)  # lets the accept loop notice stop()
         self.port = listener.getsockname()[1]
+        return listener
+
+    def start(self) -> None:
+        listener = self._listen()
+        listener.settimeout(0.1)  # lets the accept loop notice stop()
         self._listener = listener
         self._accept_thread = threading.Thread(
             target=self._accept_loop, args=(listener,), name=self._name, daemon=True

@@ -58,8 +58,7 @@ import time
 from typing import Iterator, Sequence
 from urllib.parse import urlsplit
 
-from ._lifecycle import Lifecycle
-from ._socket_server import JOIN_TIMEOUT, LOOPBACK, SocketServer
+from ._socket_server import LOOPBACK, SocketServer
 from .recorder import RecordedHead
 
 IO_TIMEOUT = 5.0  # one read or write inside a message, a connect, a TLS handshake
@@ -540,7 +539,27 @@ class ForwardProxy(SocketServer):
         return not close
 
 
-class Socks5Proxy(SocketServer):
+class _SessionServer(SocketServer):
+    """Counts each connection and runs `_session` on it; a connection that breaks just ends."""
+
+    connections: int
+    _lock: threading.Lock
+
+    def _serve(self, conn: socket.socket) -> None:
+        conn.settimeout(IO_TIMEOUT)
+        with self._lock:
+            self.connections += 1
+        try:
+            with conn:
+                self._session(conn)
+        except (_Closed, OSError):
+            return
+
+    def _session(self, conn: socket.socket) -> None:
+        raise NotImplementedError
+
+
+class Socks5Proxy(_SessionServer):
     """`with Socks5Proxy() as proxy: ... proxy.targets, proxy.connections ...`
 
     Counters: `connections` accepted connections; `targets` every CONNECT request as
@@ -570,16 +589,6 @@ class Socks5Proxy(SocketServer):
             self.targets = []
             self.auth_failures = 0
             self.method_refusals = 0
-
-    def _serve(self, conn: socket.socket) -> None:
-        conn.settimeout(IO_TIMEOUT)
-        with self._lock:
-            self.connections += 1
-        try:
-            with conn:
-                self._session(conn)
-        except (_Closed, OSError):
-            return
 
     def _session(self, conn: socket.socket) -> None:
         reader = _Reader(conn, self._stopping)
@@ -669,7 +678,7 @@ def _connect_loopback(host: str, port: int) -> tuple[socket.socket | None, int]:
     return None, reply
 
 
-class UnixSocketHTTPServer(Lifecycle):
+class UnixSocketHTTPServer(_SessionServer):
     """`with UnixSocketHTTPServer(path) as server: ... server.requests, server.connections ...`
 
     Every request gets 200 with `{"path": target, "host": Host or null, "method": method}` as
@@ -680,12 +689,9 @@ class UnixSocketHTTPServer(Lifecycle):
     """
 
     def __init__(self, path: str) -> None:
+        super().__init__(name="unix-http", backlog=64)
         self.path = path
         self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._listener: socket.socket | None = None
-        self._accept_thread: threading.Thread | None = None
-        self._handlers: list[threading.Thread] = []
         self.connections = 0
         self.requests: list[str] = []
 
@@ -694,7 +700,7 @@ class UnixSocketHTTPServer(Lifecycle):
             self.connections = 0
             self.requests = []
 
-    def start(self) -> None:
+    def _listen(self) -> socket.socket:
         self._remove_socket_file()
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -703,22 +709,10 @@ class UnixSocketHTTPServer(Lifecycle):
         except BaseException:
             listener.close()
             raise
-        listener.settimeout(POLL)  # lets the accept loop notice stop()
-        self._listener = listener
-        self._accept_thread = threading.Thread(
-            target=self._accept_loop, args=(listener,), name="unix-http", daemon=True
-        )
-        self._accept_thread.start()
+        return listener
 
     def stop(self) -> None:
-        self._stopping.set()
-        if self._accept_thread is not None:
-            self._accept_thread.join(JOIN_TIMEOUT)
-        if self._listener is not None:
-            self._listener.close()
-        deadline = time.monotonic() + JOIN_TIMEOUT
-        for thread in list(self._handlers):
-            thread.join(max(0.0, deadline - time.monotonic()))
+        super().stop()
         self._remove_socket_file()
 
     def _remove_socket_file(self) -> None:
@@ -727,29 +721,6 @@ class UnixSocketHTTPServer(Lifecycle):
                 os.unlink(self.path)
         except FileNotFoundError:
             pass
-
-    def _accept_loop(self, listener: socket.socket) -> None:
-        while not self._stopping.is_set():
-            try:
-                conn, _ = listener.accept()
-            except socket.timeout:
-                continue
-            except OSError:  # the listener was closed
-                return
-            self._handlers = [t for t in self._handlers if t.is_alive()]
-            thread = threading.Thread(target=self._serve, args=(conn,), daemon=True)
-            self._handlers.append(thread)
-            thread.start()
-
-    def _serve(self, conn: socket.socket) -> None:
-        conn.settimeout(IO_TIMEOUT)
-        with self._lock:
-            self.connections += 1
-        try:
-            with conn:
-                self._session(conn)
-        except (_Closed, OSError):
-            return
 
     def _session(self, conn: socket.socket) -> None:
         reader = _Reader(conn, self._stopping)

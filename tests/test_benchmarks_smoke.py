@@ -1,0 +1,88 @@
+"""
+The benchmarks still run: each script of `scripts/bench.sh` (and the pytest-benchmark suite) in
+a smoke mode — a fraction of a second per cell, requestx and httpx only (the peers the test
+environment has) — checked for a clean exit and a JSON report whose requestx cells made
+requests without errors. No speed is asserted: speed lives in the benchmarks themselves
+(`docs/performance.md`), never in timed tests.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import typing
+from pathlib import Path
+
+import pytest
+
+from tests.servers.nginx import nginx_or_skip
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCHMARKS = ROOT / "benchmarks"
+
+
+@pytest.fixture(autouse=True)
+def _needs_nginx() -> None:
+    nginx_or_skip()  # the benchmarks start their own; this only skips (or fails on CI) without
+
+
+def _run(script: str, tmp_path: Path, *arguments: str) -> dict[str, typing.Any]:
+    report = tmp_path / f"{script}.json"
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / script), *arguments, "--json", str(report)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return typing.cast(dict[str, typing.Any], json.loads(report.read_text()))
+
+
+def _requestx_cells(report: dict[str, typing.Any]) -> list[dict[str, typing.Any]]:
+    cells = [cell for cell in report["results"] if cell.get("client") == "requestx"]
+    assert cells, report
+    return cells
+
+
+def test_sync_benchmark_runs(tmp_path: Path) -> None:
+    report = _run(
+        "run_sync.py", tmp_path, "--seconds", "0.2", "--warmup", "0.05",
+        "--clients", "requestx,httpx", "--scenarios", "get,post-c10",
+    )  # fmt: skip
+    for cell in _requestx_cells(report):
+        assert cell["error"] is None and cell["requests"] > 0 and cell["cpu_us_per_request"] > 0
+
+
+def test_async_benchmark_runs(tmp_path: Path) -> None:
+    report = _run(
+        "run_async.py", tmp_path, "--seconds", "0.2", "--warmup", "0.05",
+        "--clients", "requestx,httpx", "--loops", "asyncio,trio", "--concurrency", "1,8",
+    )  # fmt: skip
+    cells = _requestx_cells(report)
+    assert {cell["loop"] for cell in cells} == {"asyncio", "trio"}
+    for cell in cells:
+        assert cell["error"] is None and cell["requests"] > 0
+
+
+def test_h2_benchmark_runs(tmp_path: Path) -> None:
+    report = _run(
+        "run_h2.py", tmp_path, "--seconds", "0.2", "--warmup", "0.05", "--parts", "A,B,C",
+        "--clients", "requestx", "--requests", "200", "--sequential", "200",
+        "--sequential-warmup", "20", "--concurrency", "8",
+    )  # fmt: skip
+    assert report  # parts B and C have their own shapes: a clean exit and a report suffice
+
+
+def test_pytest_benchmark_suite_runs(tmp_path: Path) -> None:
+    pytest.importorskip("pytest_benchmark")
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+            str(BENCHMARKS / "test_bench_sync.py"), "--benchmark-disable", "-k", "requestx",
+        ],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert " passed" in done.stdout
