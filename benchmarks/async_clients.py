@@ -161,11 +161,65 @@ class PyreqwestDriver(AsyncDriver):
         await self._client.close()
 
 
+class CurlCffiDriver(AsyncDriver):
+    """curl_cffi's AsyncSession: libcurl's multi interface driven from the asyncio loop."""
+
+    name = "curl_cffi"
+    loops = ("asyncio", "uvloop")
+
+    @classmethod
+    def check(cls) -> None:
+        try:
+            from curl_cffi import requests  # noqa: F401
+        except ImportError as exc:
+            raise ClientUnavailable("curl_cffi is not installed") from exc
+
+    @classmethod
+    async def open(cls, concurrency: int) -> AsyncDriver:
+        from curl_cffi import requests
+
+        return cls(requests.AsyncSession(max_clients=concurrency))
+
+    async def get_json(self, url: str) -> Any:
+        response = await self._client.get(url)
+        if response.status_code != 200:
+            fail(self.name, url, response.status_code)
+        return response.json()
+
+    async def close(self) -> None:
+        await self._client.close()
+
+
+class NiquestsDriver(_HttpxStyleDriver):
+    """niquests' AsyncSession (requests' API, async)."""
+
+    name = "niquests"
+    loops = ("asyncio", "uvloop")
+
+    @classmethod
+    def check(cls) -> None:
+        try:
+            import niquests  # noqa: F401
+        except ImportError as exc:
+            raise ClientUnavailable("niquests is not installed") from exc
+
+    @classmethod
+    async def open(cls, concurrency: int) -> AsyncDriver:
+        import niquests
+
+        return cls(niquests.AsyncSession(pool_maxsize=concurrency))
+
+    async def close(self) -> None:
+        await self._client.close()
+
+
 DRIVERS: dict[str, type[AsyncDriver]] = {
     "requestx": RequestxDriver,
     "aiohttp": AiohttpDriver,
     "pyreqwest": PyreqwestDriver,
     "httpx": HttpxDriver,
+    "curl_cffi": CurlCffiDriver,
+    "niquests": NiquestsDriver,
 }
 
 

@@ -1,6 +1,6 @@
 """One async measurement ("cell"): a client, an event loop, N tasks sharing the client.
 
-    python benchmarks/async_workload.py CLIENT LOOP CONCURRENCY BASE_URL [SECONDS [WARMUP]]
+    python benchmarks/async_workload.py CLIENT LOOP CONCURRENCY BASE_URL [SECONDS [WARMUP [PATH]]]
 
 prints one JSON object (the Measurement) on stdout. run_async.py runs every cell this way, in a
 fresh process of its own: a client that crashes or hangs costs its cell, not the whole run, and
@@ -128,6 +128,7 @@ async def _run(
     seconds: float,
     warmup: float,
     count_open: bool,
+    path: str = PATH,
 ) -> None:
     import anyio
 
@@ -141,7 +142,7 @@ async def _run(
         state = _State(n)
         async with anyio.create_task_group() as group:
             for _ in range(n):
-                group.start_soon(_task, state, driver.get_json, base_url + PATH)
+                group.start_soon(_task, state, driver.get_json, base_url + path)
             # Warm-up: connections open, caches filled, every task past its first request.
             with anyio.move_on_after(warmup + WARMUP_GRACE):
                 await anyio.sleep(warmup)
@@ -185,6 +186,7 @@ def measure(
     *,
     driver: type[AsyncDriver] | None = None,
     count_open: bool = True,
+    path: str = PATH,
 ) -> Measurement:
     """Run one cell in this process; failures end up in `error`, not as exceptions.
 
@@ -202,7 +204,7 @@ def measure(
     try:
         anyio.run(
             _run, driver or DRIVERS[client], base_url, result, seconds, warmup, count_open,
-            backend=backend, backend_options=options,
+            path, backend=backend, backend_options=options,
         )  # fmt: skip
     except Exception as exc:
         result.error = result.error or f"{type(exc).__name__}: {exc}"
@@ -210,13 +212,14 @@ def measure(
 
 
 def main(argv: list[str]) -> int:
-    if not 4 <= len(argv) <= 6 or argv[0] not in DRIVERS or argv[1] not in ALL_LOOPS:
+    if not 4 <= len(argv) <= 7 or argv[0] not in DRIVERS or argv[1] not in ALL_LOOPS:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
     client, loop, concurrency, base_url = argv[0], argv[1], int(argv[2]), argv[3]
     seconds = float(argv[4]) if len(argv) > 4 else 2.0
     warmup = float(argv[5]) if len(argv) > 5 else 0.5
-    result = measure(client, loop, concurrency, base_url, seconds, warmup)
+    path = argv[6] if len(argv) > 6 else PATH
+    result = measure(client, loop, concurrency, base_url, seconds, warmup, path=path)
     print(json.dumps(asdict(result)))
     return 0
 

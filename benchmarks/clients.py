@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import json
+import urllib.parse
 from typing import Any, Callable
 
 # The request body of the POST scenarios: 1024 bytes in compact JSON (httpx, orjson); requests
@@ -37,6 +38,10 @@ class Driver:
         raise NotImplementedError
 
     def post_json(self, url: str, doc: Any) -> Any:
+        raise NotImplementedError
+
+    def post_form(self, url: str, fields: dict[str, str]) -> Any:
+        """POST `fields` urlencoded; the JSON answer decoded."""
         raise NotImplementedError
 
     def close(self) -> None:
@@ -67,6 +72,12 @@ class _SessionDriver(Driver):
 
     def post_json(self, url: str, doc: Any) -> Any:
         response = self._client.post(url, json=doc)
+        if response.status_code != 200:
+            fail(self.name, url, response.status_code)
+        return response.json()
+
+    def post_form(self, url: str, fields: dict[str, str]) -> Any:
+        response = self._client.post(url, data=fields)
         if response.status_code != 200:
             fail(self.name, url, response.status_code)
         return response.json()
@@ -155,8 +166,76 @@ class PycurlDriver(Driver):
         finally:
             curl.setopt(pycurl.HTTPHEADER, [])
 
+    def post_form(self, url: str, fields: dict[str, str]) -> Any:
+        self._curl.setopt(self._pycurl.POSTFIELDS, urllib.parse.urlencode(fields))
+        return json.loads(self._perform(url))
+
     def close(self) -> None:
         self._curl.close()
+
+
+class NiquestsDriver(_SessionDriver):
+    """niquests: requests' API on its own connection layer (urllib3-future)."""
+
+    name = "niquests"
+    thread_safe = False  # as requests.Session
+
+    def __init__(self) -> None:
+        try:
+            import niquests
+        except ImportError as exc:
+            raise ClientUnavailable("niquests is not installed") from exc
+        self._client = niquests.Session()
+
+
+class CurlCffiDriver(_SessionDriver):
+    """curl_cffi's requests-like Session: libcurl (curl-impersonate's build) through cffi."""
+
+    name = "curl_cffi"
+    thread_safe = False  # a Session wraps one curl easy handle
+
+    def __init__(self) -> None:
+        try:
+            from curl_cffi import requests as curl_requests
+        except ImportError as exc:
+            raise ClientUnavailable("curl_cffi is not installed") from exc
+        self._client = curl_requests.Session()
+
+
+class Urllib3Driver(Driver):
+    """One urllib3.PoolManager (thread-safe); JSON with the standard json module, as
+    urllib3's own `response.json()` does."""
+
+    name = "urllib3"
+    thread_safe = True
+
+    def __init__(self) -> None:
+        try:
+            import urllib3
+        except ImportError as exc:
+            raise ClientUnavailable("urllib3 is not installed") from exc
+        self._pool = urllib3.PoolManager(maxsize=256)
+
+    def _request(self, method: str, url: str, **options: Any) -> Any:
+        response = self._pool.request(method, url, **options)
+        if response.status != 200:
+            fail(self.name, url, response.status)
+        return response
+
+    def get(self, url: str) -> bytes:
+        return self._request("GET", url).data  # type: ignore[no-any-return]
+
+    def get_json(self, url: str) -> Any:
+        return self._request("GET", url).json()
+
+    def post_json(self, url: str, doc: Any) -> Any:
+        return self._request("POST", url, json=doc).json()
+
+    def post_form(self, url: str, fields: dict[str, str]) -> Any:
+        return self._request("POST", url, fields=fields, encode_multipart=False).json()
+
+    def close(self) -> None:
+        self._pool.clear()
 
 
 DRIVERS: dict[str, Callable[[], Driver]] = {
@@ -164,4 +243,7 @@ DRIVERS: dict[str, Callable[[], Driver]] = {
     "httpx": HttpxDriver,
     "requests": RequestsDriver,
     "pycurl": PycurlDriver,
+    "urllib3": Urllib3Driver,
+    "curl_cffi": CurlCffiDriver,
+    "niquests": NiquestsDriver,
 }

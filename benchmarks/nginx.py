@@ -13,6 +13,7 @@ Routes:
     /json1k   a JSON document of 1024 bytes
     /post     accepts a body up to 1 MiB, answers {"ok":true}
     /big      1 MiB of bytes, from a file (for streams read in part, downloads)
+    /json1m   a JSON document of 1 MiB, from a file
     /status   nginx's stub_status (active connections: handy to check keep-alive)
     /encoded/NAME
               with `Nginx(encoded={NAME: (coding, data)})`: `data` as it is, sent with
@@ -70,6 +71,21 @@ def _document(size: int) -> str:
     return encoded()
 
 
+def _large_document(size: int) -> bytes:
+    """A JSON document of exactly `size` bytes (records, then padding), built in one pass."""
+    items, length = [], len('{"items":[],"pad":""}')
+    n = 0
+    while True:
+        item = json.dumps({"n": n, "word": f"item-{n:06d}", "v": n * 0.5}, separators=(",", ":"))
+        if length + len(item) + 1 > size:
+            break
+        items.append(item)
+        length += len(item) + (1 if n else 0)
+        n += 1
+    head = '{"items":[' + ",".join(items) + '],"pad":"'
+    return (head + "x" * (size - len(head) - 2) + '"}').encode()
+
+
 JSON_100 = _document(100)
 JSON_1K = _document(1024)
 
@@ -91,6 +107,10 @@ _LOCATIONS = """\
             # connection stays usable for the next request.
             default_type application/json;
             return 200 '{{"ok":true}}';
+        }}
+        location = /json1m {{
+            default_type application/json;
+            alias {run}/json1m.json;
         }}
         location = /big {{
             default_type application/octet-stream;
@@ -337,6 +357,7 @@ class Nginx:
         # workers keep our user. As non-root, nginx cannot switch users and ignores `user`.
         user = "user root root;" if os.geteuid() == 0 else ""
         (self.run_dir / "big.bin").write_bytes(bytes(range(256)) * 4096)
+        (self.run_dir / "json1m.json").write_bytes(_large_document(1 << 20))
         locations = _LOCATIONS.format(json100=JSON_100, json1k=JSON_1K, run=self.run_dir)
         for name, (coding, data) in self.encoded.items():
             (self.run_dir / f"encoded-{name}").write_bytes(data)

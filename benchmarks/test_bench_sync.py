@@ -2,6 +2,10 @@
 
     pytest benchmarks/ --benchmark-only
     pytest benchmarks/ --benchmark-only -k "get and not c10" --benchmark-columns=mean,ops
+    pytest benchmarks/ --benchmark-only -k post_payload     # the POST payload sweep
+
+Each scenario (and each payload size) is its own group, so pytest-benchmark's table lines
+the clients up side by side.
 
 Not part of the test suite (pytest's testpaths is tests/). Each c=1 round is one request; each
 c=10 round is a batch of 10 x BATCH requests spread over 10 threads, so compare c=10 rows with
@@ -12,6 +16,7 @@ from __future__ import annotations
 
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -22,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling modules, any
 
 from clients import DRIVERS, ClientUnavailable, Driver  # noqa: E402
 from nginx import Nginx  # noqa: E402
+from sync_cell import document  # noqa: E402
 from workload import SCENARIOS, Scenario, bind, close_drivers, make_drivers  # noqa: E402
 
 BATCH = 10  # requests per thread per round in the c=10 scenarios
@@ -47,6 +53,8 @@ def factory(request: pytest.FixtureRequest) -> Callable[[], Driver]:
 def test_sync(
     benchmark: Any, nginx: Nginx, factory: Callable[[], Driver], scenario: Scenario
 ) -> None:
+    # One group per scenario: pytest-benchmark's table then lines the clients up.
+    benchmark.group = scenario.label
     drivers = make_drivers(factory, scenario.concurrency)
     calls = [bind(driver, scenario, nginx.url) for driver in drivers]
     try:
@@ -65,3 +73,21 @@ def test_sync(
             benchmark(lambda: list(pool.map(run_batch, calls)))  # list(): re-raise errors
     finally:
         close_drivers(drivers)
+
+
+PAYLOADS = (41, 963, 9_951, 99_905, 511_901, 999_911)  # compare.py's post-sweep
+
+
+@pytest.mark.parametrize("size", PAYLOADS, ids=[f"{size}B" for size in PAYLOADS])
+def test_post_payload(
+    benchmark: Any, nginx: Nginx, factory: Callable[[], Driver], size: int
+) -> None:
+    """POST a JSON body of `size` bytes at c=1, answer decoded: one group per size."""
+    benchmark.group = f"POST {size:,} B JSON c=1"
+    driver = factory()
+    call = partial(driver.post_json, nginx.url + "/post", document(size))
+    try:
+        call()  # the connection is open before timing
+        benchmark(call)
+    finally:
+        driver.close()

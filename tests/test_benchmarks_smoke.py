@@ -8,6 +8,7 @@ requests without errors. No speed is asserted: speed lives in the benchmarks the
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -86,3 +87,28 @@ def test_pytest_benchmark_suite_runs(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert " passed" in done.stdout
+
+
+def test_the_comparison_runs(tmp_path: Path) -> None:
+    """benchmarks/compare.py, requestx alone (no peer environments are made in the suite):
+    a report, every run in JSON, and charts when matplotlib is installed."""
+    out = tmp_path / "report"
+    done = subprocess.run(
+        [
+            sys.executable, str(BENCHMARKS / "compare.py"), "--peers", "requestx",
+            "--repeats", "2", "--seconds", "0.2", "--warmup", "0.05", "--out", str(out),
+        ],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    report = (out / "report.md").read_text()
+    for title in ("threads sharing one client", "asyncio", "uvloop", "body size", "1 MiB"):
+        assert title in report
+    assert "| requestx |" in report and "failed" not in report
+    runs = json.loads((out / "results.json").read_text())["outcomes"]
+    # sync-get, async-get on two loops, post-sweep, mixed and async-json1m columns
+    assert len(runs) == 3 + 2 * 3 + 3 + 5 + 1
+    assert all(len(o["runs"]) == 2 and not o["runs"][0].get("error") for o in runs)
+    if importlib.util.find_spec("matplotlib") is not None:
+        assert (out / "sync-get.png").stat().st_size > 1000
+    assert str(out / "report.md") in done.stdout
