@@ -190,6 +190,8 @@ class _BaseClient:
         if mounts is not None:
             self._mounts.update({URLPattern(key): value for key, value in mounts.items()})
         self._mounts = dict(sorted(self._mounts.items()))
+        for given in (transport, *self._mounts.values()):
+            self._check_transport_kind(given)
         self._direct = engine_transport(transport)
         # (pattern, transport, the transport when its _send may be called directly); None
         # for "the client's own".
@@ -401,6 +403,18 @@ class _BaseClient:
             response._note_elapsed()
         self._apply_client_defaults(response)
         return response
+
+    def _check_transport_kind(self, transport: typing.Any) -> None:
+        """Our engine transports come in a blocking and an async kind: the wrong one for this
+        client would fail on the first request with an obscure error."""
+        wrong = (
+            AsyncHTTPTransport if self._engine_transport_class is HTTPTransport else HTTPTransport
+        )
+        if isinstance(transport, wrong):
+            raise TypeError(
+                f"{type(self).__name__} needs {self._engine_transport_class.__name__}, not "
+                f"{type(transport).__name__}"
+            )
 
     def _transports(self) -> list[typing.Any]:
         """The client's own transport and its mounted ones, each once."""

@@ -156,3 +156,19 @@ def test_netrc_auth(server: HypercornServer, tmp_path: typing.Any) -> None:
         echo = client.get(server.url + "/echo").json()
     authorization = [value for name, value in echo["headers"] if name == "authorization"]
     assert authorization == [requestx.BasicAuth._build_auth_header("alice", "s3cret")]
+
+
+@pytest.mark.parametrize(
+    ("client_class", "transport_class"),
+    [
+        (requestx.Client, requestx.AsyncHTTPTransport),
+        (requestx.AsyncClient, requestx.HTTPTransport),
+    ],
+)
+def test_the_wrong_kind_of_engine_transport_is_refused(
+    client_class: typing.Any, transport_class: typing.Any
+) -> None:
+    with pytest.raises(TypeError, match=f"needs .*HTTPTransport, not {transport_class.__name__}"):
+        client_class(transport=transport_class())
+    with pytest.raises(TypeError, match="needs"):
+        client_class(mounts={"https://": transport_class()})
