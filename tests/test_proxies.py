@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import socket
-import ssl
 import threading
 import time
 import typing
@@ -606,13 +605,6 @@ def test_closing_the_client_closes_every_mounted_transport() -> None:
     assert calls == ["close own", "close mounted"]
     with pytest.raises(RuntimeError, match="closed"):
         client.get("http://example.org/")
-
-
-def test_unsupported_ssl_key_for_create_ssl_context(tls: TLSFiles) -> None:
-    context = requestx.create_ssl_context(verify=tls.ca_file)
-    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
-    unverified = requestx.create_ssl_context(verify=False)
-    assert unverified.verify_mode == ssl.CERT_NONE and not unverified.check_hostname
 
 
 # --- proxies that misbehave -----------------------------------------------------------------

@@ -182,5 +182,7 @@ def test_create_ssl_context_with_a_path_and_with_cert(tls: TLSFiles) -> None:
     context = requestx.create_ssl_context(verify=tls.ca_file, cert=tls.cert_file)
     assert context.verify_mode == ssl.CERT_REQUIRED
     assert requestx.create_ssl_context(verify=context) is context
+    unverified = requestx.create_ssl_context(verify=False)
+    assert unverified.verify_mode == ssl.CERT_NONE and not unverified.check_hostname
     with pytest.raises(TypeError):
         requestx.create_ssl_context(verify=42)  # type: ignore[arg-type]
