@@ -16,6 +16,9 @@ Scenarios:
   mixed       at c=1: GET /json1k decoded, POST a form and POST 1 KiB of JSON (answers
               decoded), a 1 MiB download as bytes, and 1 MiB of JSON decoded
   async-json1m  1 MiB of JSON decoded with json(), 10 tasks on one client, asyncio
+  h2          HTTP/2 over TLS and h2c: 64 tasks on one connection (requestx, pyreqwest, httpx),
+              and the latency of sequential requests (5,000 quick, 50,000 full) beside h2load:
+              benchmarks/run_h2.py, run once in the project's environment
 
 Method: each measurement is one process (benchmarks/sync_cell.py, async_workload.py) in the
 client's own virtual environment (benchmarks/peers.py); it warms up, then counts requests and
@@ -400,6 +403,48 @@ def charts(summary: Summary, out: Path) -> list[Path]:
 # --- the command line ---------------------------------------------------------------------
 
 
+def run_h2(seconds: float, warmup: float, sequential: int, out: Path) -> dict[str, Any]:
+    """run_h2.py's parts A (throughput) and C (latency), as its JSON report."""
+    report = out / "h2.json"
+    done = subprocess.run(
+        [
+            sys.executable, str(HERE / "run_h2.py"), "--parts", "A,C", "--seconds", str(seconds),
+            "--warmup", str(warmup), "--sequential", str(sequential), "--json", str(report),
+        ],
+        capture_output=True, text=True, timeout=1800,
+    )  # fmt: skip
+    if not report.exists():
+        return {"error": f"run_h2.py exited {done.returncode}: {done.stderr.strip()[-300:]}"}
+    return dict(json.loads(report.read_text()))
+
+
+def h2_markdown(h2: dict[str, Any]) -> str:
+    """The HTTP/2 section of the report, from run_h2.py's JSON."""
+    if "error" in h2:
+        return f"## HTTP/2\n\nfailed: {h2['error']}\n"
+    lines = ["## HTTP/2: 64 tasks on one connection, GET /json100 + json(), asyncio", ""]
+    lines += ["| protocol | client | requests/s | CPU µs/request | connections |"]
+    lines += ["| --- | --- | --- | --- | --- |"]
+    for row in h2["throughput"]["results"]:
+        if row.get("error"):
+            lines.append(f"| {row['protocol']} | {row['client']} | failed: {row['error']} | | |")
+            continue
+        lines.append(
+            f"| {row['protocol']} | {row['client']} | {row['requests_per_second']:,.0f} | "
+            f"{row['cpu_us_per_request']:.0f} | {row['connections']} |"
+        )
+    for name, reason in h2.get("skipped", {}).items():
+        lines.append(f"| | {name} | missing: {reason} | | |")
+    lines += ["", "## HTTP/2 latency: sequential requests on one h2c connection (µs)", ""]
+    keys = ("min", "p50", "p95", "p99", "p99.9", "max")
+    lines += ["| tool | " + " | ".join(keys) + " | requests |", "| --- |" + " --- |" * 7]
+    for row in h2.get("latency", []):
+        latency = row.get("latency_us") or {}
+        cells = [f"{latency[k]:,.0f}" if latency.get(k) is not None else "-" for k in keys]
+        lines.append(f"| {row['tool']} | " + " | ".join(cells) + f" | {row['requests']:,} |")
+    return "\n".join(lines) + "\n"
+
+
 def _csv(value: str, allowed: list[str], what: str) -> list[str]:
     items = [item.strip() for item in value.split(",") if item.strip()]
     unknown = [item for item in items if item not in allowed]
@@ -411,7 +456,7 @@ def _csv(value: str, allowed: list[str], what: str) -> list[str]:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].strip())
     parser.add_argument("--full", action="store_true", help="every scenario (else quick)")
-    groups = ["sync-get", "async-get", "post-sweep", "mixed", "async-json1m"]
+    groups = ["sync-get", "async-get", "post-sweep", "mixed", "async-json1m", "h2"]
     parser.add_argument(
         "--scenarios", type=lambda v: _csv(v, groups, "scenario"), default=groups,
         help=f"comma-separated subset of {','.join(groups)}",
@@ -469,11 +514,17 @@ def main(argv: list[str] | None = None) -> int:
         outcomes = measure_all(cells, pythons, nginx.url, args)
     summary = summarise(outcomes)
     report = markdown(summary, ceilings, missing, environment)
+    h2: dict[str, Any] | None = None
+    if "h2" in args.scenarios:
+        print("compare: HTTP/2 (benchmarks/run_h2.py)", file=sys.stderr)
+        h2 = run_h2(args.seconds, args.warmup, 50_000 if args.full else 5_000, out)
+        report += "\n" + h2_markdown(h2)
     (out / "report.md").write_text(report)
     everything = {
         "environment": environment,
         "missing": missing,
         "ceilings": ceilings,
+        "h2": h2,
         "outcomes": [{"cell": asdict(o.cell), "runs": o.runs} for o in outcomes],
     }
     (out / "results.json").write_text(json.dumps(everything, indent=1))
