@@ -4,7 +4,7 @@ every client against the same local nginx, in one run, with a Markdown report, a
 every measurement and PNG charts.
 
     python benchmarks/compare.py                 the quick subset (about 4 minutes)
-    python benchmarks/compare.py --full          every scenario below (about 25 minutes)
+    python benchmarks/compare.py --full          every scenario below (about 35 minutes)
     python benchmarks/compare.py --peers requestx,httpx,pycurl --repeats 5
 
 Scenarios:
@@ -52,6 +52,7 @@ from peers import PEERS, PeerMissing, python_for  # noqa: E402
 
 CONCURRENCY_FULL = (1, 2, 4, 6, 8, 10, 64, 256)
 CONCURRENCY_QUICK = (1, 10, 64)
+ASYNC_CONCURRENCY_QUICK = (1, 64)
 PAYLOADS_FULL = (41, 963, 9_951, 99_905, 511_901, 999_911)
 PAYLOADS_QUICK = (41, 9_951, 511_901)
 LOOPS_FULL = ("asyncio", "uvloop", "trio")
@@ -67,6 +68,7 @@ ASYNC_LOOPS = {
 }
 # The `mixed` group's columns, in this order (sync_cell.py's operations).
 MIXED = ("json1k", "form", "post:1024", "download", "json1m")
+MIXED_QUICK = ("json1k", "form", "json1m")
 MIXED_TITLES = {
     "json1k": "GET json 1 KiB",
     "form": "POST form",
@@ -115,7 +117,7 @@ def plan(full: bool, clients: list[str], groups: list[str]) -> list[Cell]:
             cells += [Cell("sync-get", n, c, "sync", "get", n) for c in sync_clients]
     if "async-get" in groups:
         for loop in LOOPS_FULL if full else LOOPS_QUICK:
-            for n in concurrency:
+            for n in concurrency if full else ASYNC_CONCURRENCY_QUICK:
                 cells += [
                     Cell(f"async-get-{loop}", n, c, "async", loop, n)
                     for c in async_clients
@@ -125,7 +127,7 @@ def plan(full: bool, clients: list[str], groups: list[str]) -> list[Cell]:
         for size in PAYLOADS_FULL if full else PAYLOADS_QUICK:
             cells += [Cell("post-sweep", size, c, "sync", f"post:{size}", 1) for c in sync_clients]
     if "mixed" in groups:
-        for operation in MIXED:
+        for operation in MIXED if full else MIXED_QUICK:
             cells += [Cell("mixed", operation, c, "sync", operation, 1) for c in sync_clients]
     if "async-json1m" in groups:
         cells += [
@@ -466,7 +468,7 @@ def _parser() -> argparse.ArgumentParser:
         help=f"comma-separated subset of {','.join(PEERS)}",
     )  # fmt: skip
     parser.add_argument("--repeats", type=int, default=3, help="interleaved runs per cell (3)")
-    parser.add_argument("--seconds", type=float, default=None, help="per run (quick 0.6, full 2)")
+    parser.add_argument("--seconds", type=float, default=None, help="per run (quick 0.5, full 2)")
     parser.add_argument("--warmup", type=float, default=0.2, help="per run (0.2)")
     parser.add_argument("--out", type=Path, default=None, help="(benchmarks/results/<time>)")
     return parser
@@ -475,7 +477,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.seconds is None:
-        args.seconds = 2.0 if args.full else 0.6
+        args.seconds = 2.0 if args.full else 0.5
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     out = args.out or HERE / "results" / stamp
     out.mkdir(parents=True, exist_ok=True)

@@ -109,7 +109,7 @@ def test_the_comparison_runs(tmp_path: Path) -> None:
     assert "| requestx |" in report and "failed" not in report
     runs = json.loads((out / "results.json").read_text())["outcomes"]
     # sync-get, async-get on two loops, post-sweep, mixed and async-json1m columns
-    assert len(runs) == 3 + 2 * 3 + 3 + 5 + 1
+    assert len(runs) == 3 + 2 * 2 + 3 + 3 + 1
     assert all(len(o["runs"]) == 2 and not o["runs"][0].get("error") for o in runs)
     if importlib.util.find_spec("matplotlib") is not None:
         assert (out / "sync-get.png").stat().st_size > 1000
