@@ -161,11 +161,19 @@ class PyreqwestDriver(AsyncDriver):
         await self._client.close()
 
 
-class CurlCffiDriver(AsyncDriver):
+class _AsyncSessionDriver(_HttpxStyleDriver):
+    """curl_cffi's and niquests' AsyncSession: httpx's calls, but `close()` to close."""
+
+    loops = ("asyncio", "uvloop")
+
+    async def close(self) -> None:
+        await self._client.close()
+
+
+class CurlCffiDriver(_AsyncSessionDriver):
     """curl_cffi's AsyncSession: libcurl's multi interface driven from the asyncio loop."""
 
     name = "curl_cffi"
-    loops = ("asyncio", "uvloop")
 
     @classmethod
     def check(cls) -> None:
@@ -180,21 +188,11 @@ class CurlCffiDriver(AsyncDriver):
 
         return cls(requests.AsyncSession(max_clients=concurrency))
 
-    async def get_json(self, url: str) -> Any:
-        response = await self._client.get(url)
-        if response.status_code != 200:
-            fail(self.name, url, response.status_code)
-        return response.json()
 
-    async def close(self) -> None:
-        await self._client.close()
-
-
-class NiquestsDriver(_HttpxStyleDriver):
+class NiquestsDriver(_AsyncSessionDriver):
     """niquests' AsyncSession (requests' API, async)."""
 
     name = "niquests"
-    loops = ("asyncio", "uvloop")
 
     @classmethod
     def check(cls) -> None:
@@ -208,9 +206,6 @@ class NiquestsDriver(_HttpxStyleDriver):
         import niquests
 
         return cls(niquests.AsyncSession(pool_maxsize=concurrency))
-
-    async def close(self) -> None:
-        await self._client.close()
 
 
 DRIVERS: dict[str, type[AsyncDriver]] = {
