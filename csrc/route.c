@@ -5,25 +5,13 @@
 #include <string.h>
 #include <sys/socket.h>
 
-static char *copy_string(const char *value, size_t len)
-{
-    if (memchr(value, '\0', len) != NULL)
-        return NULL; /* libcurl takes C strings: a NUL would silently cut the value short */
-    char *copy = malloc(len + 1);
-    if (copy == NULL)
-        return NULL;
-    memcpy(copy, value, len);
-    copy[len] = '\0';
-    return copy;
-}
-
 rx_route *rx_route_new(const char *key, size_t key_len)
 {
     rx_route *route = calloc(1, sizeof *route);
     if (route == NULL)
         return NULL;
-    route->key = copy_string(key, key_len);
-    if (route->key == NULL) {
+    /* The strings are copied as rx_tls's are: a NUL inside is refused. */
+    if (rx_tls_set_string(&route->key, key, key_len) != 0) {
         free(route);
         return NULL;
     }
@@ -57,8 +45,8 @@ void rx_route_unref(rx_route *route)
 
 int rx_route_add_proxy_header(rx_route *route, const char *line, size_t len)
 {
-    char *copy = copy_string(line, len);
-    if (copy == NULL)
+    char *copy = NULL;
+    if (rx_tls_set_string(&copy, line, len) != 0)
         return -1;
     struct curl_slist *next = curl_slist_append(route->proxy_headers, copy);
     rx_free_secret(copy); /* curl_slist_append copied it */

@@ -43,6 +43,7 @@ from ._transports import (
     HTTPTransport,
     _is_sendable,
     engine_transport,
+    request_timeouts_ms,
     timeouts_ms,
 )
 from ._types import (
@@ -346,21 +347,16 @@ class _BaseClient:
     # -- sending --
 
     def _timeouts_for(self, request: Request) -> tuple[int, ...]:
-        timeout = request.extensions.get("timeout")
-        if timeout is None or timeout is self._timeout_dict:
-            return self._timeout_ms
-        return timeouts_ms(Timeout(**timeout))
+        return request_timeouts_ms(request, self._timeout_dict, self._timeout_ms)
 
     def _transport_for_url(self, url: URL) -> typing.Any:
         """The transport a request to `url` goes to (httpx's name): the first mount whose
         pattern matches, else the client's own."""
-        for pattern, transport in self._mounts.items():
-            if pattern.matches(url):
-                return self._transport if transport is None else transport
-        return self._transport
+        return self._route_for(url)[0]
 
     def _route_for(self, url: URL) -> tuple[typing.Any, typing.Any]:
-        """(transport, the same when its `_send` may be called directly, else None)."""
+        """(the transport for `url`, the same when its `_send` may be called directly, else
+        None). Without mounts this is the client's own transport at once."""
         for pattern, transport, direct in self._mount_routes:
             if pattern.matches(url):
                 if transport is None:
@@ -372,15 +368,6 @@ class _BaseClient:
     def _engine(self) -> _core.Engine | None:
         """The engine of the client's own transport (None for other transports): for stats."""
         return getattr(self._direct, "_engine", None)
-
-    def _adopt_engine_response(self, response: Response) -> Response:
-        """The client's part of an engine response: cookies (only when the transport saw a
-        Set-Cookie field) and the default encoding."""
-        if self._default_encoding != "utf-8":
-            response.default_encoding = self._default_encoding
-        if response._sets_cookies:
-            self._cookies.extract_cookies(response)
-        return response
 
     def _apply_client_defaults(self, response: Response, has_cookies: bool = True) -> None:
         """The client's default encoding, and its cookie jar fed from the response."""
@@ -483,13 +470,12 @@ class Client(_BaseClient):
     def _send_single(self, request: Request, stream: bool) -> Response:
         """One request, one response, from the transport its URL is routed to. Our own
         transports are called directly: the hot path into the engine."""
-        if self._mount_routes:
-            transport, direct = self._route_for(request.url)
-        else:
-            transport, direct = self._transport, self._direct
+        transport, direct = self._route_for(request.url)
         if direct is not None:
-            response = direct._send(request, self._timeouts_for(request), stream)
-            return self._adopt_engine_response(response)
+            response: Response = direct._send(request, self._timeouts_for(request), stream)
+            # The transport scanned the header block for Set-Cookie once already.
+            self._apply_client_defaults(response, response._sets_cookies)
+            return response
         started = time.perf_counter()
         response = transport.handle_request(request)
         try:
@@ -680,13 +666,12 @@ class AsyncClient(_BaseClient):
     async def _send_single(self, request: Request, stream: bool) -> Response:
         """One request, one response, from the transport its URL is routed to. Our own
         transports are called directly: submit to the engine, await the event loop's queue."""
-        if self._mount_routes:
-            transport, direct = self._route_for(request.url)
-        else:
-            transport, direct = self._transport, self._direct
+        transport, direct = self._route_for(request.url)
         if direct is not None:
-            response = await direct._send(request, self._timeouts_for(request), stream)
-            return self._adopt_engine_response(response)
+            response: Response = await direct._send(request, self._timeouts_for(request), stream)
+            # The transport scanned the header block for Set-Cookie once already.
+            self._apply_client_defaults(response, response._sets_cookies)
+            return response
         started = time.perf_counter()
         response = await transport.handle_async_request(request)
         try:

@@ -240,14 +240,11 @@ cdef class RouteConfig:
 
 cdef bytes _sockopt_value(object value):
     """What setsockopt() is given for an option's value: a C int, or the bytes as they are."""
-    if isinstance(value, int):
-        return int(value).to_bytes(sizeof(int), _BYTE_ORDER, signed=True)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int(value).to_bytes(sizeof(int), sys.byteorder, signed=True)
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value)
-    raise TypeError(f"a socket option's value must be an int or bytes, not {type(value).__name__}")
-
-
-_BYTE_ORDER = sys.byteorder
+    raise TypeError(f"a socket option's value must be an int or bytes, not {value!r}")
 
 
 cdef object _c_text(const char *value):

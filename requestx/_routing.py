@@ -189,14 +189,12 @@ def engine_route(
     return _core.RouteConfig(digest.hexdigest().encode(), **fields)
 
 
-def _socket_option(option: typing.Any) -> tuple[int, int, int | bytes]:
-    """httpx's (level, name, value) socket options; value an int or bytes."""
+def _socket_option(option: typing.Any) -> tuple[typing.Any, ...]:
+    """httpx's (level, name, value) socket options; the value (an int or bytes) is checked
+    and packed by RouteConfig."""
     if len(option) != 3:
         raise NotImplementedError(
             "requestx supports socket options as (level, name, int or bytes) triples only, "
             f"not {option!r}"
         )
-    level, name, value = option
-    if isinstance(value, bool) or not isinstance(value, (int, bytes, bytearray)):
-        raise TypeError(f"a socket option's value must be an int or bytes, not {value!r}")
-    return int(level), int(name), value if isinstance(value, int) else bytes(value)
+    return tuple(option)

@@ -164,11 +164,18 @@ def timeouts_ms(timeout: Timeout) -> tuple[int, ...]:
 _DEFAULT_TIMEOUTS_MS = timeouts_ms(DEFAULT_TIMEOUT_CONFIG)
 
 
-def _request_timeouts_ms(request: Request) -> tuple[int, ...]:
-    """The timeouts of a request handed to `handle_request`: its "timeout" extension (set by
-    every client), else httpx's default of 5 s."""
+def request_timeouts_ms(
+    request: Request,
+    default: dict[str, typing.Any] | None = None,
+    default_ms: tuple[int, ...] = _DEFAULT_TIMEOUTS_MS,
+) -> tuple[int, ...]:
+    """The engine's timeouts for `request`: its "timeout" extension (every client sets one).
+    `default_ms` when it has none, or when it is the `default` dict itself (a client's own
+    timeout, whose tuple the client keeps, so the common case converts nothing)."""
     timeout = request.extensions.get("timeout")
-    return _DEFAULT_TIMEOUTS_MS if timeout is None else timeouts_ms(Timeout(**timeout))
+    if timeout is None or timeout is default:
+        return default_ms
+    return timeouts_ms(Timeout(**timeout))
 
 
 def _is_sendable(url: URL) -> bool:
@@ -232,7 +239,6 @@ class _EngineTransport:
         else:
             self._http_version = _HTTP_VERSION_1_1
         self._retries = retries
-        self._limits = limits
         # A body read whole is held to it twice: as received, by the engine, and decoded,
         # here (a few kilobytes of gzip can decode to gigabytes).
         self._max_body_bytes = max_body_bytes
@@ -318,7 +324,7 @@ class HTTPTransport(_EngineTransport, BaseTransport):
 
     def handle_request(self, request: Request) -> Response:
         """Send one request as-is (no redirects, auth or cookies); the response streams."""
-        return self._send(request, _request_timeouts_ms(request), True)
+        return self._send(request, request_timeouts_ms(request), True)
 
     def _send(self, request: Request, timeouts: tuple[int, ...], stream: bool) -> Response:
         """One request, one response: the hot path into the engine."""
@@ -381,7 +387,7 @@ class AsyncHTTPTransport(_EngineTransport, AsyncBaseTransport):
 
     async def handle_async_request(self, request: Request) -> Response:
         """Send one request as-is (no redirects, auth or cookies); the response streams."""
-        return await self._send(request, _request_timeouts_ms(request), True)
+        return await self._send(request, request_timeouts_ms(request), True)
 
     async def _send(self, request: Request, timeouts: tuple[int, ...], stream: bool) -> Response:
         """One request, one response: submit to the engine, await the event loop's queue."""

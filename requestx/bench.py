@@ -372,11 +372,7 @@ def _size(count: float) -> str:
 
 def _report(result: dict[str, typing.Any], latency: bool) -> str:
     lines = []
-    what = (
-        f"{result['requests']:,} requests"
-        if result["requests"] and result["duration_seconds"] is not None
-        else "no requests"
-    )
+    what = f"{result['requests']:,} requests" if result["requests"] else "no requests"
     lines.append(f"Running {result['duration_seconds']:.2f}s test @ {result['url']}")
     lines.append(
         f"  {result['processes']} process(es), {result['connections']} connections, "

@@ -514,10 +514,8 @@ ROUTING_CASES = [
 
 @pytest.mark.parametrize(("url", "patterns", "expected"), ROUTING_CASES)
 def test_the_most_specific_mount_wins(url: str, patterns: list[str], expected: str | None) -> None:
-    mounts = {
-        pattern: requestx.MockTransport(lambda request: requestx.Response(200))
-        for pattern in patterns
-    }
+    # Engine transports start no thread until used: routing is all that is exercised here.
+    mounts = {pattern: requestx.HTTPTransport() for pattern in patterns}
     with requestx.Client(mounts=mounts) as client:
         chosen = client._transport_for_url(requestx.URL(url))
         assert chosen is (client._transport if expected is None else mounts[expected])
@@ -562,17 +560,28 @@ def test_proxy_url_credentials_move_to_auth() -> None:
 
 @pytest.mark.anyio
 async def test_async_client_mounts_route_to_any_transport(server: HypercornServer) -> None:
+    """A user's transport mounted for one host: its requests pass through it (to the real
+    server, through an engine transport of its own), the others go straight to the client's."""
     seen: list[str] = []
 
-    async def handler(request: requestx.Request) -> requestx.Response:
-        seen.append(str(request.url))
-        return requestx.Response(200, text="mocked")
+    class Recording(requestx.AsyncBaseTransport):
+        def __init__(self) -> None:
+            self.inner = requestx.AsyncHTTPTransport()
 
-    mounts = {"all://mocked.example": requestx.MockTransport(handler)}
-    async with requestx.AsyncClient(mounts=mounts) as client:
-        assert (await client.get("http://mocked.example/a")).text == "mocked"
+        async def handle_async_request(self, request: requestx.Request) -> requestx.Response:
+            seen.append(str(request.url))
+            return await self.inner.handle_async_request(request)
+
+        async def aclose(self) -> None:
+            await self.inner.aclose()
+
+    server.reset_stats()
+    local = server.url.replace("127.0.0.1", "localhost")
+    async with requestx.AsyncClient(mounts={"all://localhost": Recording()}) as client:
+        assert (await client.get(local + "/json")).json() == {"Hello": "world!"}
         assert (await client.get(server.url + "/json")).json() == {"Hello": "world!"}
-    assert seen == ["http://mocked.example/a"]
+    assert seen == [local + "/json"]
+    assert server.request_count() == 2
 
 
 def test_closing_the_client_closes_every_mounted_transport() -> None:

@@ -153,6 +153,15 @@ class _Reader:
         raw, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
         return raw
 
+    def requests(self) -> Iterator[RecordedHead]:
+        """The request heads of a kept-alive connection, until the peer closes (at most
+        MAX_REQUESTS); the caller reads each body before taking the next head."""
+        for _ in range(MAX_REQUESTS):
+            raw = self.head()
+            if raw is None:
+                return
+            yield RecordedHead(raw)
+
     def line(self) -> bytes:
         """One line, its CRLF included."""
         while b"\r\n" not in self.buffer:
@@ -386,11 +395,7 @@ class ForwardProxy(SocketServer):
 
     def _session(self, conn: socket.socket) -> None:
         reader = _Reader(conn, self._stopping)
-        for _ in range(MAX_REQUESTS):
-            raw = reader.head()
-            if raw is None:
-                return
-            head = RecordedHead(raw)
+        for head in reader.requests():
             with self._lock:
                 self.requests.append(head)
             parts = head.request_line.split(" ")
@@ -724,11 +729,7 @@ class UnixSocketHTTPServer(_SessionServer):
 
     def _session(self, conn: socket.socket) -> None:
         reader = _Reader(conn, self._stopping)
-        for _ in range(MAX_REQUESTS):
-            raw = reader.head()
-            if raw is None:
-                return
-            head = RecordedHead(raw)
+        for head in reader.requests():
             parts = head.request_line.split(" ")
             framing, length = _request_framing(head)
             if len(parts) != 3 or framing == "bad":
