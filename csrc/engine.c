@@ -51,6 +51,10 @@ struct rx_engine {
     rx_command *queue_head, *queue_tail;
     int closing;             /* no new submits; the loop exits once it sees it */
     int stuck;               /* close timed out: the loop thread still runs, never free */
+    int driver;              /* who runs the loop body now: LOOP_THREAD, NOBODY or CALLER */
+    pthread_cond_t unparked; /* the parked loop thread waits on it (with `lock`) */
+    int64_t park_until_us;   /* when the parked loop thread wakes by itself, -1 = never */
+    int drive_wanted;        /* atomic: a blocking caller asks the lingering loop to park */
 
     /* Fixed after start. */
     int epoll_fd;
@@ -66,7 +70,7 @@ struct rx_engine {
     rx_transfer *active;     /* started transfers, linked through their `engine` sub-struct */
     rx_deadlines deadlines;  /* transfers with a timeout armed, earliest first */
     CURL *easy_pool[EASY_POOL_MAX];
-    int easy_pooled;
+    long easy_pooled;
     long keepalive_expiry_s; /* applied to each transfer as CURLOPT_MAXAGE_CONN; < 0 = default */
     int forbid_reuse;        /* max_keepalive == 0: close each connection after its transfer */
     int64_t stale_timer_backoff_us; /* see the CURL_SOCKET_TIMEOUT call in loop_main() */
@@ -76,9 +80,20 @@ struct rx_engine {
 
     rx_spin spin;            /* blocking waiters' spin heuristics (any thread, spin.h) */
 
-    /* Statistics (written by the loop thread, read racily by anyone). */
-    long running, completed, wakeups, sleeps;
+    /* Statistics, also used by the driver (running, easy_pooled): written by whoever drives,
+     * with relaxed atomic stores so that rx_engine_get_stats() may read them from any thread. */
+    long running, completed, wakeups, sleeps, driven;
 };
+
+static inline void stat_add(long *counter, long n)
+{
+    __atomic_store_n(counter, *counter + n, __ATOMIC_RELAXED); /* one writer at a time */
+}
+
+/* Who runs the loop body (the code between two epoll waits) and so may touch libcurl and the
+ * "loop thread only" fields above. Changed only under `lock`, which is what hands those fields
+ * from one thread to the next. See "Blocking callers drive an idle engine" in engine.h. */
+enum { LOOP_THREAD = 0, NOBODY = 1 /* the loop thread is parked */, CALLER = 2 };
 
 /* ---------------------------------------------------------------------------------------------
  * Command queue (any thread).
@@ -102,6 +117,11 @@ static int push_command(rx_engine *e, rx_transfer *t, rx_command *cmd, int kind)
     else
         e->queue_tail->next = cmd;
     e->queue_tail = cmd;
+    if (e->driver == NOBODY) {
+        /* The loop thread is parked, not watching the eventfd: give it the loop back. */
+        e->driver = LOOP_THREAD;
+        pthread_cond_signal(&e->unparked);
+    }
     pthread_mutex_unlock(&e->lock);
     if (was_empty) {
         /* Only the first command of a batch pays for a wake-up. The loop thread reads the eventfd
@@ -187,12 +207,13 @@ static void finish_transfer(rx_engine *e, rx_transfer *t)
     CURL *h = rx_transfer_release_handle(t);
     if (e->easy_pooled < EASY_POOL_MAX && !rx_transfer_failed(t)) {
         curl_easy_reset(h);
-        e->easy_pool[e->easy_pooled++] = h;
+        e->easy_pool[e->easy_pooled] = h;
+        stat_add(&e->easy_pooled, 1);
     } else {
         free_easy(h);
     }
-    e->running--;
-    e->completed++;
+    stat_add(&e->running, -1);
+    stat_add(&e->completed, 1);
     rx_transfer_deliver(t);
     rx_transfer_unref(t); /* the engine's reference */
 }
@@ -241,7 +262,13 @@ static void admit_released(rx_engine *e)
 
 static void start_transfer(rx_engine *e, rx_transfer *t)
 {
-    CURL *h = e->easy_pooled ? e->easy_pool[--e->easy_pooled] : new_easy();
+    CURL *h = NULL;
+    if (e->easy_pooled > 0) {
+        stat_add(&e->easy_pooled, -1);
+        h = e->easy_pool[e->easy_pooled];
+    } else {
+        h = new_easy();
+    }
     if (h == NULL) {
         deliver_unstarted(t, RX_E_NOMEM, "out of memory creating a transfer");
         return;
@@ -257,7 +284,7 @@ static void start_transfer(rx_engine *e, rx_transfer *t)
     if (e->forbid_reuse)
         curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
     list_started(e, t);
-    e->running++;
+    stat_add(&e->running, 1);
     int64_t first = rx_transfer_first_deadline(t);
     if (first >= 0) {
         if (rx_deadlines_add(&e->deadlines, t, first) != 0) {
@@ -468,9 +495,17 @@ static void shutdown_transfers(rx_engine *e)
 /* Wait for socket or command events. While transfers are in flight, or were until a moment
  * ago, poll for up to LOOP_SPIN_US before sleeping (with more than one CPU): on virtual
  * machines a sleep and wake-up of this thread costs more than a loopback round trip, so a
- * response that is microseconds away, or the next request of a caller that loops, is picked
- * up without one. An engine idle for LOOP_LINGER_US sleeps at once and costs nothing. */
+ * response that is microseconds away, or the next request of an event loop that keeps its
+ * client busy, is picked up without one. With nothing in flight the loop does not sleep here:
+ * it returns, and loop_main() parks it once the linger is over (or a blocking caller wants to
+ * drive). */
 enum { LOOP_SPIN_US = 50, LOOP_LINGER_US = 200 };
+
+static int lingering(rx_engine *e)
+{
+    return e->spin.may_spin && rx_clock_us() < e->busy_until_us &&
+           !__atomic_load_n(&e->drive_wanted, __ATOMIC_ACQUIRE);
+}
 
 static int wait_for_events(rx_engine *e, struct epoll_event *events)
 {
@@ -484,64 +519,226 @@ static int wait_for_events(rx_engine *e, struct epoll_event *events)
             int n = epoll_wait(e->epoll_fd, events, MAX_EVENTS, 0);
             if (n != 0)
                 return n;
+            if (e->running == 0 && __atomic_load_n(&e->drive_wanted, __ATOMIC_ACQUIRE))
+                return 0;
             /* Yield, not pause: the caller whose next request we wait for may share this CPU. */
             sched_yield();
         } while (rx_clock_us() < until);
         timeout = next_wait_ms(e);
     }
+    if (e->running == 0)
+        return 0; /* idle: loop_main() lingers a little more or parks */
     if (timeout != 0)
-        e->sleeps++;
+        stat_add(&e->sleeps, 1);
     return epoll_wait(e->epoll_fd, events, MAX_EVENTS, timeout);
+}
+
+/* One turn of the loop body, after a wait that returned `n` events: whichever thread drives
+ * (the loop thread, or a blocking caller in rx_engine_drive) runs exactly this. */
+static void run_loop_body(rx_engine *e, struct epoll_event *events, int n)
+{
+    int still_running = 0;
+    rx_loop_now_ms = rx_clock_ms();
+    stat_add(&e->wakeups, 1);
+    for (int i = 0; i < n; i++) {
+        int fd = events[i].data.fd;
+        if (fd == e->wake_fd) {
+            run_commands(e);
+            continue;
+        }
+        uint32_t ev = events[i].events;
+        if (ev & EPOLLIN)
+            note_readable(e, fd);
+        int flags = ((ev & EPOLLIN) ? CURL_CSELECT_IN : 0) |
+                    ((ev & EPOLLOUT) ? CURL_CSELECT_OUT : 0) |
+                    ((ev & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0);
+        curl_multi_socket_action(e->multi, fd, flags, &still_running);
+    }
+    /* The timer stays armed through the call: curl re-arms or clears it by callback if the
+     * call changed anything. If it did not (curl only reports a *changed* expiry, and a
+     * call a fraction of a millisecond before its timer is due expires nothing), the timer
+     * is still in the past: look again in a millisecond rather than spin on a zero wait. */
+    if (e->curl_timer_us >= 0 && e->curl_timer_us <= rx_clock_us()) {
+        int64_t due = e->curl_timer_us;
+        curl_multi_socket_action(e->multi, CURL_SOCKET_TIMEOUT, 0, &still_running);
+        if (e->curl_timer_us == due) {
+            /* 1 ms covers the rounding case; a timer that stays unchanged after that is
+             * looked at less and less often (until curl reports a new one). */
+            int64_t backoff = e->stale_timer_backoff_us;
+            backoff = backoff == 0 ? 1000 : (backoff * 2 > 200000 ? 200000 : backoff * 2);
+            e->stale_timer_backoff_us = backoff;
+            e->curl_timer_us = rx_clock_us() + backoff;
+        }
+    }
+    reap_completions(e);
+    expire_deadlines(e);
+    admit_released(e);
+}
+
+/* The loop thread, with nothing in flight: give up driving and sleep until a command arrives,
+ * curl's timer is due or a caller that drove hands the loop back with work left. The sockets
+ * of idle connections are not watched meanwhile; libcurl checks a pooled connection before it
+ * reuses it. Returns 1 when the engine is closing (and no caller drives any more). */
+static int park(rx_engine *e)
+{
+    pthread_mutex_lock(&e->lock);
+    if (e->queue_head == NULL && !e->closing) {
+        e->driver = NOBODY;
+        stat_add(&e->sleeps, 1);
+        while (e->driver != LOOP_THREAD) {
+            if (e->closing && e->driver == NOBODY)
+                break;
+            if (e->driver == NOBODY) {
+                /* Fields a caller changed while it drove are ours again: the mutex orders them. */
+                e->park_until_us = e->curl_timer_us;
+                if (e->park_until_us >= 0 && e->park_until_us <= rx_clock_us())
+                    break;
+            }
+            if (e->driver == NOBODY && e->park_until_us >= 0) {
+                struct timespec ts = {.tv_sec = e->park_until_us / 1000000,
+                                      .tv_nsec = (e->park_until_us % 1000000) * 1000};
+                pthread_cond_timedwait(&e->unparked, &e->lock, &ts);
+            } else {
+                pthread_cond_wait(&e->unparked, &e->lock);
+            }
+        }
+        e->driver = LOOP_THREAD;
+    }
+    int closing = e->closing;
+    pthread_mutex_unlock(&e->lock);
+    __atomic_store_n(&e->drive_wanted, 0, __ATOMIC_RELEASE);
+    return closing;
 }
 
 static void *loop_main(void *arg)
 {
     rx_engine *e = arg;
     struct epoll_event events[MAX_EVENTS];
-    int still_running = 0;
     for (;;) {
-        int n = wait_for_events(e, events);
-        rx_loop_now_ms = rx_clock_ms();
-        e->wakeups++;
-        for (int i = 0; i < n; i++) {
-            int fd = events[i].data.fd;
-            if (fd == e->wake_fd) {
-                run_commands(e);
-                continue;
-            }
-            uint32_t ev = events[i].events;
-            if (ev & EPOLLIN)
-                note_readable(e, fd);
-            int flags = ((ev & EPOLLIN) ? CURL_CSELECT_IN : 0) |
-                        ((ev & EPOLLOUT) ? CURL_CSELECT_OUT : 0) |
-                        ((ev & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0);
-            curl_multi_socket_action(e->multi, fd, flags, &still_running);
+        int n;
+        if (e->running == 0 && !lingering(e)) {
+            if (park(e))
+                break;
+            n = epoll_wait(e->epoll_fd, events, MAX_EVENTS, 0);
+        } else {
+            n = wait_for_events(e, events);
         }
-        /* The timer stays armed through the call: curl re-arms or clears it by callback if the
-         * call changed anything. If it did not (curl only reports a *changed* expiry, and a
-         * call a fraction of a millisecond before its timer is due expires nothing), the timer
-         * is still in the past: look again in a millisecond rather than spin on a zero wait. */
-        if (e->curl_timer_us >= 0 && e->curl_timer_us <= rx_clock_us()) {
-            int64_t due = e->curl_timer_us;
-            curl_multi_socket_action(e->multi, CURL_SOCKET_TIMEOUT, 0, &still_running);
-            if (e->curl_timer_us == due) {
-                /* 1 ms covers the rounding case; a timer that stays unchanged after that is
-                 * looked at less and less often (until curl reports a new one). */
-                int64_t backoff = e->stale_timer_backoff_us;
-                backoff = backoff == 0 ? 1000 : (backoff * 2 > 200000 ? 200000 : backoff * 2);
-                e->stale_timer_backoff_us = backoff;
-                e->curl_timer_us = rx_clock_us() + backoff;
-            }
-        }
-        reap_completions(e);
-        expire_deadlines(e);
-        admit_released(e);
-
+        run_loop_body(e, events, n);
         if (__atomic_load_n(&e->closing, __ATOMIC_ACQUIRE))
             break;
     }
     shutdown_transfers(e);
     return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Blocking callers drive an idle engine (caller's thread, GIL released).
+ */
+
+/* How long a caller waits for the lingering loop thread to park before it submits instead. */
+enum { HANDOVER_WAIT_US = 100 };
+
+/* Become the engine's driver if the loop thread is parked (or parks at our request while it
+ * lingers with nothing in flight). Returns 1 if we drive now. */
+static int claim_driver(rx_engine *e)
+{
+    int64_t give_up = 0;
+    for (;;) {
+        pthread_mutex_lock(&e->lock);
+        int claimed = 0, busy = e->closing || e->queue_head != NULL;
+        if (!busy && e->driver == NOBODY) {
+            e->driver = CALLER;
+            claimed = 1;
+        }
+        pthread_mutex_unlock(&e->lock);
+        if (claimed || busy) {
+            if (give_up != 0)
+                __atomic_store_n(&e->drive_wanted, 0, __ATOMIC_RELEASE);
+            return claimed;
+        }
+        /* The loop thread drives. If it is only lingering, it parks when asked; if it has
+         * work, it will not, and we submit like anybody else. */
+        int64_t now = rx_clock_us();
+        if (give_up == 0) {
+            give_up = now + HANDOVER_WAIT_US;
+            __atomic_store_n(&e->drive_wanted, 1, __ATOMIC_RELEASE);
+        } else if (now >= give_up) {
+            __atomic_store_n(&e->drive_wanted, 0, __ATOMIC_RELEASE);
+            return 0;
+        }
+        sched_yield();
+    }
+}
+
+/* Hand the loop back: to the loop thread if anything is left to do, else leave it parked (woken
+ * only if curl now wants a timer call before the parked thread planned to look). */
+static void release_driver(rx_engine *e)
+{
+    pthread_mutex_lock(&e->lock);
+    if (e->running > 0 || e->queue_head != NULL || e->closing) {
+        e->driver = LOOP_THREAD;
+        pthread_cond_signal(&e->unparked);
+    } else {
+        e->driver = NOBODY;
+        if (e->curl_timer_us >= 0 && (e->park_until_us < 0 || e->curl_timer_us < e->park_until_us))
+            pthread_cond_signal(&e->unparked);
+    }
+    pthread_mutex_unlock(&e->lock);
+}
+
+/* The caller's wait between two turns of the loop body: spin on epoll as the loop thread does,
+ * then sleep in it; a signal for this thread ends the drive (EINTR), so the caller gets back to
+ * Python's signal handlers. Returns the number of events, or -1 to stop driving (a signal, or
+ * the budget is spent). */
+static int drive_wait(rx_engine *e, struct epoll_event *events, int64_t until_us)
+{
+    int timeout = next_wait_ms(e);
+    if (timeout == 0)
+        return 0; /* curl's timer (or a deadline) is due: the loop body runs it */
+    int64_t now = rx_clock_us();
+    if (e->spin.may_spin) {
+        int64_t spin_until = now + LOOP_SPIN_US;
+        do {
+            int n = epoll_wait(e->epoll_fd, events, MAX_EVENTS, 0);
+            if (n != 0)
+                return n;
+            sched_yield();
+            now = rx_clock_us();
+        } while (now < spin_until && now < until_us);
+        timeout = next_wait_ms(e);
+    }
+    if (now >= until_us)
+        return -1;
+    int budget_ms = (int)((until_us - now + 999) / 1000);
+    if (timeout < 0 || timeout > budget_ms)
+        timeout = budget_ms;
+    int n = epoll_wait(e->epoll_fd, events, MAX_EVENTS, timeout);
+    return n < 0 ? -1 : n;
+}
+
+int rx_engine_drive(rx_engine *e, rx_transfer *t, long budget_ms)
+{
+    if (!claim_driver(e))
+        return 0;
+    /* Unlike the loop thread, the caller does not block signals: two more system calls per
+     * request, for nothing. A resolver thread libcurl starts from here may then receive a
+     * process signal; CPython's handler only flags it for the main thread, which sees it at
+     * its next wait slice (SIGNAL_CHECK_MS) at the latest, as it would from any thread. */
+    int64_t until_us = rx_clock_us() + (int64_t)budget_ms * 1000;
+    struct epoll_event events[MAX_EVENTS];
+
+    rx_transfer_ref(t); /* the engine's reference, as rx_engine_submit takes */
+    rx_loop_now_ms = rx_clock_ms();
+    stat_add(&e->driven, 1);
+    start_transfer(e, t);
+    while (!rx_transfer_is_done(t) && !__atomic_load_n(&e->closing, __ATOMIC_ACQUIRE)) {
+        int n = drive_wait(e, events, until_us);
+        if (n < 0)
+            break;
+        run_loop_body(e, events, n);
+    }
+    release_driver(e);
+    return 1;
 }
 
 /* Blocking waiters spin briefly before they sleep (spin.h); the engine keeps their estimate. */
@@ -585,6 +782,12 @@ rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len)
     e->curl_timer_us = -1;
     rx_spin_init(&e->spin);
     pthread_mutex_init(&e->lock, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* park_until_us is rx_clock_us() time */
+    pthread_cond_init(&e->unparked, &attr);
+    pthread_condattr_destroy(&attr);
+    e->park_until_us = -1;
 
     e->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
     e->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -657,6 +860,7 @@ rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len)
 fail:
     free_curl(e);
     close_fds(e);
+    pthread_cond_destroy(&e->unparked);
     pthread_mutex_destroy(&e->lock);
     free(e);
     return NULL;
@@ -667,6 +871,7 @@ int rx_engine_close(rx_engine *e, long timeout_ms)
     pthread_mutex_lock(&e->lock);
     int already = e->closing;
     __atomic_store_n(&e->closing, 1, __ATOMIC_RELEASE);
+    pthread_cond_signal(&e->unparked); /* a parked loop thread; a driving caller sees the wake */
     pthread_mutex_unlock(&e->lock);
     if (already)
         return e->stuck ? -1 : 0;
@@ -700,6 +905,7 @@ void rx_engine_free(rx_engine *e)
 {
     if (rx_engine_close(e, 2000) != 0)
         return; /* the loop thread may still touch it */
+    pthread_cond_destroy(&e->unparked);
     pthread_mutex_destroy(&e->lock);
     rx_deadlines_free(&e->deadlines);
     free(e->readable_at_ms);
@@ -714,9 +920,10 @@ void rx_engine_abandon(rx_engine *e)
 
 void rx_engine_get_stats(rx_engine *e, rx_engine_stats *out)
 {
-    out->running = e->running;
-    out->completed = e->completed;
-    out->wakeups = e->wakeups;
-    out->sleeps = e->sleeps;
-    out->easy_pooled = e->easy_pooled;
+    out->running = __atomic_load_n(&e->running, __ATOMIC_RELAXED);
+    out->completed = __atomic_load_n(&e->completed, __ATOMIC_RELAXED);
+    out->wakeups = __atomic_load_n(&e->wakeups, __ATOMIC_RELAXED);
+    out->sleeps = __atomic_load_n(&e->sleeps, __ATOMIC_RELAXED);
+    out->easy_pooled = __atomic_load_n(&e->easy_pooled, __ATOMIC_RELAXED);
+    out->driven = __atomic_load_n(&e->driven, __ATOMIC_RELAXED);
 }

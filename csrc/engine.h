@@ -7,6 +7,17 @@
  * non-empty. Only the loop thread ever calls libcurl's multi or easy functions. The loop waits on
  * epoll and drives libcurl with curl_multi_socket_action(), so a wake-up touches only the sockets
  * that fired. The loop thread blocks every async signal, so SIGINT always reaches Python.
+ *
+ * Blocking callers drive an idle engine
+ * -------------------------------------
+ * "Only the loop thread calls libcurl" is, precisely, "only the engine's current driver does".
+ * With nothing in flight, the loop thread parks (after a linger of a few hundred microseconds
+ * that keeps an event loop's next request cheap). A blocking caller that finds it parked
+ * becomes the driver (rx_engine_drive): it starts its own transfer and runs the loop body
+ * itself until that transfer is done, so a lone blocking request costs no wake-up of another
+ * thread and no second spinning CPU. Requests submitted meanwhile are started by that caller;
+ * when it is done it hands the loop back to the loop thread if anything is left. The role
+ * changes hands only under the engine's mutex, which orders everything the drivers touch.
  */
 #ifndef RX_ENGINE_H
 #define RX_ENGINE_H
@@ -35,6 +46,12 @@ void rx_engine_cancel(rx_engine *e, rx_transfer *t);
 /* Let a streaming transfer paused by its full buffer go on (after rx_stream_take() said so). */
 void rx_engine_resume(rx_engine *e, rx_transfer *t);
 
+/* A blocking caller, instead of rx_engine_submit(): if the engine is idle, become its driver,
+ * start `t` and run the loop in this thread until `t` is done, a signal arrives or budget_ms
+ * have passed, then hand the loop back. Returns 1 if `t` was taken (done, or still running:
+ * wait for it as after a submit), 0 if the engine was busy or closing (submit as usual). */
+int rx_engine_drive(rx_engine *e, rx_transfer *t, long budget_ms);
+
 /* For a blocking waiter, before it sleeps on the transfer's semaphore: spin for a few tens of
  * microseconds in case the transfer is about to finish. Returns 1 if it finished (the semaphore
  * has been consumed: do not wait on it again), else 0. See the comment in engine.c. */
@@ -62,9 +79,10 @@ void rx_engine_abandon(rx_engine *e);
 typedef struct rx_engine_stats {
     long running;     /* transfers attached to the multi handle */
     long completed;   /* transfers completed since start */
-    long wakeups;     /* loop iterations (epoll returns) */
-    long sleeps;      /* waits that could block (the loop thread went to sleep) */
+    long wakeups;     /* turns of the loop body (epoll returns), whoever drove */
+    long sleeps;      /* waits that could block (the loop thread slept or parked) */
     long easy_pooled; /* idle easy handles kept for reuse */
+    long driven;      /* transfers a blocking caller started and drove itself */
 } rx_engine_stats;
 void rx_engine_get_stats(rx_engine *e, rx_engine_stats *out);
 

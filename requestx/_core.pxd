@@ -90,6 +90,7 @@ cdef extern from "transfer.h" nogil:
     char *rx_transfer_take_body(rx_transfer *t, size_t *length)
     const char *rx_transfer_http_version(const rx_transfer *t)
     bint rx_transfer_is_done(const rx_transfer *t)
+    bint rx_transfer_try_collect(rx_transfer *t)
     int rx_stream_ready(rx_transfer *t, int want_body, int arm)
     int rx_stream_wait(rx_transfer *t, int want_body, long timeout_ms)
     char *rx_stream_take(rx_transfer *t, size_t *length, int *resume)
@@ -126,9 +127,11 @@ cdef extern from "engine.h" nogil:
         long wakeups
         long sleeps
         long easy_pooled
+        long driven
 
     rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len)
     int rx_engine_submit(rx_engine *e, rx_transfer *t)
+    int rx_engine_drive(rx_engine *e, rx_transfer *t, long budget_ms)
     void rx_engine_cancel(rx_engine *e, rx_transfer *t)
     void rx_engine_resume(rx_engine *e, rx_transfer *t)
     int rx_engine_spin_wait(rx_engine *e, rx_transfer *t)

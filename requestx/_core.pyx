@@ -399,10 +399,11 @@ cdef class Engine:
         """Loop counters, for tests and debugging."""
         cdef rx_engine_stats s
         if self.engine == NULL:
-            return {"running": 0, "completed": 0, "wakeups": 0, "sleeps": 0, "easy_pooled": 0}
+            return {"running": 0, "completed": 0, "wakeups": 0, "sleeps": 0, "easy_pooled": 0,
+                    "driven": 0}
         rx_engine_get_stats(self.engine, &s)
         return {"running": s.running, "completed": s.completed, "wakeups": s.wakeups,
-                "sleeps": s.sleeps, "easy_pooled": s.easy_pooled}
+                "sleeps": s.sleeps, "easy_pooled": s.easy_pooled, "driven": s.driven}
 
     def perform(self, bytes method not None, bytes url not None, list headers not None,
                 bytes body, tuple timeouts not None, int http_version, TLSConfig tls,
@@ -415,14 +416,19 @@ cdef class Engine:
         the transfer and propagates."""
         cdef rx_engine *e = self._live()
         cdef rx_transfer *t = rx_transfer_new()
+        cdef int driven
         if t == NULL:
             raise MemoryError()
         try:
             _fill_request(t, method, url, headers, body, timeouts, http_version, tls, route)
             self._set_limits(t)
-            if rx_engine_submit(e, t) != 0:
+            # An idle engine is driven from this thread (engine.h); else the loop thread runs it.
+            with nogil:
+                driven = rx_engine_drive(e, t, SIGNAL_CHECK_MS)
+            if not driven and rx_engine_submit(e, t) != 0:
                 raise EngineError(RX_E_ENGINE_CLOSED, "the client has been closed")
-            _wait_blocking(e, t)
+            if not (driven and rx_transfer_try_collect(t)):
+                _wait_blocking(e, t)
             return _take_result(t)
         finally:
             rx_transfer_unref(t)
