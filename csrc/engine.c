@@ -55,6 +55,7 @@ struct rx_engine {
     pthread_cond_t unparked; /* the parked loop thread waits on it (with `lock`) */
     int64_t park_until_us;   /* when the parked loop thread wakes by itself, -1 = never */
     int drive_wanted;        /* atomic: a blocking caller asks the lingering loop to park */
+    int blocking_callers;    /* atomic: threads between rx_engine_drive and rx_engine_drive_end */
 
     /* Fixed after start. */
     int epoll_fd;
@@ -642,6 +643,11 @@ enum { HANDOVER_WAIT_US = 100 };
  * lingers with nothing in flight). Returns 1 if we drive now. */
 static int claim_driver(rx_engine *e)
 {
+    /* Only a lone blocking caller drives. With several, the loop thread serves them all: were
+     * they to take turns, each hand-over with requests of others in flight would cost a
+     * wake-up of the loop thread (measured: 10 threads lost a fifth of their throughput). */
+    if (__atomic_load_n(&e->blocking_callers, __ATOMIC_RELAXED) > 1)
+        return 0;
     int64_t give_up = 0;
     for (;;) {
         pthread_mutex_lock(&e->lock);
@@ -718,6 +724,7 @@ static int drive_wait(rx_engine *e, struct epoll_event *events, int64_t until_us
 
 int rx_engine_drive(rx_engine *e, rx_transfer *t, long budget_ms)
 {
+    __atomic_add_fetch(&e->blocking_callers, 1, __ATOMIC_RELAXED);
     if (!claim_driver(e))
         return 0;
     /* Unlike the loop thread, the caller does not block signals: two more system calls per
@@ -745,6 +752,11 @@ int rx_engine_drive(rx_engine *e, rx_transfer *t, long budget_ms)
 int rx_engine_spin_wait(rx_engine *e, rx_transfer *t) { return rx_spin_wait(&e->spin, t); }
 
 void rx_engine_wait_finished(rx_engine *e, rx_transfer *t) { rx_spin_wait_finished(&e->spin, t); }
+
+void rx_engine_drive_end(rx_engine *e)
+{
+    __atomic_sub_fetch(&e->blocking_callers, 1, __ATOMIC_RELAXED);
+}
 
 /* ---------------------------------------------------------------------------------------------
  * Life cycle (caller's thread).

@@ -46,11 +46,14 @@ void rx_engine_cancel(rx_engine *e, rx_transfer *t);
 /* Let a streaming transfer paused by its full buffer go on (after rx_stream_take() said so). */
 void rx_engine_resume(rx_engine *e, rx_transfer *t);
 
-/* A blocking caller, instead of rx_engine_submit(): if the engine is idle, become its driver,
- * start `t` and run the loop in this thread until `t` is done, a signal arrives or budget_ms
- * have passed, then hand the loop back. Returns 1 if `t` was taken (done, or still running:
- * wait for it as after a submit), 0 if the engine was busy or closing (submit as usual). */
+/* A blocking caller, instead of rx_engine_submit(): if the engine is idle and no other blocking
+ * caller is between these two calls, become its driver, start `t` and run the loop in this
+ * thread until `t` is done, a signal arrives or budget_ms have passed, then hand the loop back.
+ * Returns 1 if `t` was taken (done, or still running: wait for it as after a submit), 0 if the
+ * engine was busy or closing (submit as usual). Either way, call rx_engine_drive_end() once
+ * the wait for `t` is over. */
 int rx_engine_drive(rx_engine *e, rx_transfer *t, long budget_ms);
+void rx_engine_drive_end(rx_engine *e);
 
 /* For a blocking waiter, before it sleeps on the transfer's semaphore: spin for a few tens of
  * microseconds in case the transfer is about to finish. Returns 1 if it finished (the semaphore

@@ -132,6 +132,7 @@ cdef extern from "engine.h" nogil:
     rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len)
     int rx_engine_submit(rx_engine *e, rx_transfer *t)
     int rx_engine_drive(rx_engine *e, rx_transfer *t, long budget_ms)
+    void rx_engine_drive_end(rx_engine *e)
     void rx_engine_cancel(rx_engine *e, rx_transfer *t)
     void rx_engine_resume(rx_engine *e, rx_transfer *t)
     int rx_engine_spin_wait(rx_engine *e, rx_transfer *t)

@@ -425,10 +425,13 @@ cdef class Engine:
             # An idle engine is driven from this thread (engine.h); else the loop thread runs it.
             with nogil:
                 driven = rx_engine_drive(e, t, SIGNAL_CHECK_MS)
-            if not driven and rx_engine_submit(e, t) != 0:
-                raise EngineError(RX_E_ENGINE_CLOSED, "the client has been closed")
-            if not (driven and rx_transfer_try_collect(t)):
-                _wait_blocking(e, t)
+            try:
+                if not driven and rx_engine_submit(e, t) != 0:
+                    raise EngineError(RX_E_ENGINE_CLOSED, "the client has been closed")
+                if not (driven and rx_transfer_try_collect(t)):
+                    _wait_blocking(e, t)
+            finally:
+                rx_engine_drive_end(e)
             return _take_result(t)
         finally:
             rx_transfer_unref(t)

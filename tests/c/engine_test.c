@@ -464,6 +464,7 @@ static void *drive_some(void *arg)
         if (!rx_engine_drive(e, t, 50))
             CHECK(rx_engine_submit(e, t) == 0, "submit");
         rx_transfer_wait(t, -1);
+        rx_engine_drive_end(e);
         CHECK(t->error == 0 && t->status == 200, "driven GET: %d %ld %s", t->error, t->status,
               t->error_text);
         finish(t);
