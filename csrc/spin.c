@@ -16,28 +16,47 @@ void rx_spin_init(rx_spin *e)
     e->may_spin = sysconf(_SC_NPROCESSORS_ONLN) > 1;
 }
 
-int rx_spin_wait(rx_spin *e, rx_transfer *t)
+int rx_spin_budget_us(rx_spin *e, int *probe)
 {
-    t->wait.started_us = rx_clock_us();
+    *probe = 0;
     if (!e->may_spin)
         return 0;
     int estimate = __atomic_load_n(&e->wait_estimate_us, __ATOMIC_RELAXED);
-    int probe = 0;
     if (estimate > SPIN_MAX_US) {
         /* Waits that sleep include the wake-up latency, so the average can stay high after
          * the server got fast again: every SPIN_PROBE_EVERY waits, spin once to look. */
         if (__atomic_add_fetch(&e->waits_since_probe, 1, __ATOMIC_RELAXED) < SPIN_PROBE_EVERY)
             return 0;
         __atomic_store_n(&e->waits_since_probe, 0, __ATOMIC_RELAXED);
-        probe = 1;
+        *probe = 1;
+        return SPIN_MAX_US;
     }
+    int budget = estimate + estimate / 4 + 5;
+    return budget > SPIN_MAX_US ? SPIN_MAX_US : budget;
+}
+
+void rx_spin_record(rx_spin *e, rx_transfer *t, int probe)
+{
+    if (probe) { /* a probe that caught the completion is the best evidence we have */
+        __atomic_store_n(&e->wait_estimate_us, (int)(t->wait.completed_us - t->wait.started_us),
+                         __ATOMIC_RELAXED);
+        t->wait.started_us = 0; /* recorded */
+    } else {
+        rx_spin_wait_finished(e, t);
+    }
+}
+
+int rx_spin_wait(rx_spin *e, rx_transfer *t)
+{
+    t->wait.started_us = rx_clock_us();
+    int probe;
+    int budget = rx_spin_budget_us(e, &probe);
+    if (budget == 0)
+        return 0;
     if (__atomic_fetch_add(&e->spinners, 1, __ATOMIC_ACQUIRE) != 0) {
         __atomic_fetch_sub(&e->spinners, 1, __ATOMIC_RELEASE);
         return 0;
     }
-    int budget = probe ? SPIN_MAX_US : estimate + estimate / 4 + 5;
-    if (budget > SPIN_MAX_US)
-        budget = SPIN_MAX_US;
     int done = 0;
     int64_t until = t->wait.started_us + budget;
     for (;;) {
@@ -52,19 +71,17 @@ int rx_spin_wait(rx_spin *e, rx_transfer *t)
         sched_yield();
     }
     __atomic_fetch_sub(&e->spinners, 1, __ATOMIC_RELEASE);
-    if (done && probe) /* a probe that caught the completion is the best evidence we have */
-        __atomic_store_n(&e->wait_estimate_us, (int)(t->wait.completed_us - t->wait.started_us),
-                         __ATOMIC_RELAXED);
-    else if (done)
-        rx_spin_wait_finished(e, t);
+    if (done)
+        rx_spin_record(e, t, probe);
     return done;
 }
 
 void rx_spin_wait_finished(rx_spin *e, rx_transfer *t)
 {
     if (t->wait.started_us == 0)
-        return;
+        return; /* no wait began, or it has been recorded */
     int64_t sample = t->wait.completed_us - t->wait.started_us;
+    t->wait.started_us = 0;
     if (sample < 0)
         sample = 0;
     if (sample > 1000000)

@@ -737,6 +737,9 @@ cdef class CompletionQueue:
             rx_cq_settle(t)  # read the link first: a streaming transfer may be queued again
             if rx_transfer_is_done(t):
                 pending = self.pending.pop(<size_t>t, None)
+                if pending is not None and (<PendingTransfer>pending).engine.engine != NULL:
+                    # A spin that gave up (try_spin) still teaches the spin its wait's length.
+                    rx_engine_wait_finished((<PendingTransfer>pending).engine.engine, t)
             else:
                 pending = self.pending.get(<size_t>t)  # a stream with news, still running
             if pending is not None:
