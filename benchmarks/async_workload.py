@@ -1,8 +1,12 @@
 """One async measurement ("cell"): a client, an event loop, N tasks sharing the client.
 
-    python benchmarks/async_workload.py CLIENT LOOP CONCURRENCY BASE_URL [SECONDS [WARMUP [PATH]]]
+    python benchmarks/async_workload.py CLIENT LOOP CONCURRENCY BASE_URL [SECONDS [WARMUP [PATH
+        [--no-status]]]]
 
-prints one JSON object (the Measurement) on stdout. run_async.py runs every cell this way, in a
+prints one JSON object (the Measurement) on stdout. At the end it asks nginx's status page how
+many connections are open (`connections`), unless --no-status says the caller counts them
+from outside (compare.py counts the connections nginx accepted during the run, which that
+request would add to). run_async.py runs every cell this way, in a
 fresh process of its own: a client that crashes or hangs costs its cell, not the whole run, and
 no client runs with another one's threads, heap or imports around.
 
@@ -212,6 +216,8 @@ def measure(
 
 
 def main(argv: list[str]) -> int:
+    count_open = "--no-status" not in argv
+    argv = [arg for arg in argv if arg != "--no-status"]
     if not 4 <= len(argv) <= 7 or argv[0] not in DRIVERS or argv[1] not in ALL_LOOPS:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
@@ -219,7 +225,9 @@ def main(argv: list[str]) -> int:
     seconds = float(argv[4]) if len(argv) > 4 else 2.0
     warmup = float(argv[5]) if len(argv) > 5 else 0.5
     path = argv[6] if len(argv) > 6 else PATH
-    result = measure(client, loop, concurrency, base_url, seconds, warmup, path=path)
+    result = measure(
+        client, loop, concurrency, base_url, seconds, warmup, count_open=count_open, path=path
+    )
     print(json.dumps(asdict(result)))
     return 0
 

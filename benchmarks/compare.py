@@ -24,8 +24,9 @@ Method: each measurement is one process (benchmarks/sync_cell.py, async_workload
 client's own virtual environment (benchmarks/peers.py); it warms up, then counts requests and
 the CPU time of all its threads for --seconds. Repeats are interleaved: every client of a cell
 runs once before any runs again, in an order rotated each round. The report gives medians, the
-spread (lowest and highest run) and CPU microseconds per request, ratios to the best peer and
-to wrk, and warns when the machine was busy before the run started.
+spread (lowest and highest run), CPU microseconds per request and the connections nginx
+accepted during each run, ratios to the best peer and to wrk, and warns when the machine was
+busy before the run started.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # sibling modules, from any cwd
@@ -152,7 +153,7 @@ def _command(python: Path, cell: Cell, url: str, seconds: float, warmup: float) 
     script = str(HERE / "async_workload.py")
     return [
         str(python), script, cell.client, cell.operation, str(cell.concurrency), url, *timing,
-        cell.path,
+        cell.path, "--no-status",  # measure_all counts the connections from outside
     ]  # fmt: skip
 
 
@@ -215,10 +216,16 @@ class Progress:
 
 
 def measure_all(
-    cells: list[Cell], pythons: dict[str, Path], url: str, args: argparse.Namespace
+    cells: list[Cell],
+    pythons: dict[str, Path],
+    url: str,
+    args: argparse.Namespace,
+    accepted_connections: Callable[[], int],
 ) -> list[Outcome]:
     """Every cell `args.repeats` times: round by round, each column's clients side by side in
-    an order rotated every round, so drift in the machine's speed hits every client alike."""
+    an order rotated every round, so drift in the machine's speed hits every client alike.
+    Each run also records the connections the server accepted while it ran (runs are one at a
+    time, so the count is that client's: warm-up and measurement together)."""
     outcomes = {cell: Outcome(cell) for cell in cells}
     columns: dict[tuple[str, int | str], list[Cell]] = {}
     for cell in cells:
@@ -228,7 +235,9 @@ def measure_all(
         for column in columns.values():
             shift = round_ % len(column)
             for cell in column[shift:] + column[:shift]:
+                before = accepted_connections()
                 run = run_cell(pythons[cell.client], cell, url, args.seconds, args.warmup)
+                run["connections"] = accepted_connections() - before
                 run["round"] = round_
                 outcomes[cell].runs.append(run)
                 progress.step(f"{cell.group} {cell.key} {cell.client}")
@@ -279,6 +288,7 @@ def summarise(outcomes: list[Outcome]) -> Summary:
             "low": min(rps) if rps else None,
             "high": max(rps) if rps else None,
             "cpu_us": _median(outcome.cpu_us()),
+            "connections": _median([run["connections"] for run in outcome.ok_runs()]),
             "runs": len(rps),
             "failed": failed,
         }
@@ -291,7 +301,10 @@ def _cell_text(entry: dict[str, Any] | None) -> str:
     if entry["rps"] is None:
         return "failed"
     spread = (entry["high"] - entry["low"]) / entry["rps"] * 100 if entry["rps"] else 0
-    return f"{entry['rps']:,.0f} ±{spread / 2:.0f}% · {entry['cpu_us']:.0f} µs"
+    text = f"{entry['rps']:,.0f} ±{spread / 2:.0f}% · {entry['cpu_us']:.0f} µs"
+    if entry.get("connections") is not None:
+        text += f" · {entry['connections']:.0f} conn"
+    return text
 
 
 def markdown(
@@ -309,8 +322,10 @@ def markdown(
         "",
         "Each cell: median requests/s, ± half the spread between the lowest and the highest run "
         "as a share of the median, · median CPU µs per request (every thread of the client's "
-        "process). The last rows divide requestx's median by the best other client's, and by "
-        "wrk's (the C ceiling).",
+        "process) · median connections nginx accepted during a run (warm-up included; more "
+        "than the concurrency means the client did not keep its connections alive). The last "
+        "rows divide requestx's median by the best other client's, and by wrk's (the C "
+        "ceiling).",
         "",
     ]
     if environment.get("load_warning"):
@@ -513,7 +528,7 @@ def main(argv: list[str] | None = None) -> int:
         if "sync-get" in args.scenarios:
             for n in sorted({int(cell.key) for cell in cells if cell.group == "sync-get"}):
                 ceilings[n] = wrk_ceiling(nginx.url + "/get", n, args.seconds * 2)
-        outcomes = measure_all(cells, pythons, nginx.url, args)
+        outcomes = measure_all(cells, pythons, nginx.url, args, nginx.accepted_connections)
     summary = summarise(outcomes)
     report = markdown(summary, ceilings, missing, environment)
     h2: dict[str, Any] | None = None

@@ -111,6 +111,14 @@ def test_the_comparison_runs(tmp_path: Path) -> None:
     # sync-get, async-get on two loops, post-sweep, mixed and async-json1m columns
     assert len(runs) == 3 + 2 * 2 + 3 + 3 + 1
     assert all(len(o["runs"]) == 2 and not o["runs"][0].get("error") for o in runs)
+    # Connections are counted at nginx for every run: requestx keeps them alive, so a run at
+    # concurrency N opens at most N (plus none for the later runs of a warm process: each run
+    # is a new process, so it opens its own).
+    for outcome in runs:
+        cell = outcome["cell"]
+        for run in outcome["runs"]:
+            assert 1 <= run["connections"] <= max(cell["concurrency"], 1), (cell, run)
+    assert " conn |" in report
     if importlib.util.find_spec("matplotlib") is not None:
         assert (out / "sync-get.png").stat().st_size > 1000
     assert str(out / "report.md") in done.stdout
