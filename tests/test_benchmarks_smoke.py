@@ -81,7 +81,8 @@ def test_pytest_benchmark_suite_runs(tmp_path: Path) -> None:
     done = subprocess.run(
         [
             sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-            str(BENCHMARKS / "test_bench_sync.py"), "--benchmark-disable", "-k", "requestx",
+            str(BENCHMARKS / "test_bench_sync.py"), str(BENCHMARKS / "test_bench_async.py"),
+            "--benchmark-disable", "-k", "requestx",
         ],
         capture_output=True, text=True, timeout=300, cwd=ROOT,
     )  # fmt: skip
