@@ -37,10 +37,27 @@ from . import _core
 __all__ = ["current_bridge"]
 
 
+def _asyncio_scope_checkpoint() -> typing.Callable[[], typing.Awaitable[None]]:
+    """anyio's "raise if an enclosing cancel scope was cancelled", bound to its asyncio backend
+    once. The public `anyio.lowlevel.checkpoint_if_cancelled` asks sniffio which library runs
+    on every call: 1.5 of the 2 µs each async request spent on this check. The public function
+    stays the fallback should anyio move its backend lookup."""
+    try:
+        from anyio._core._eventloop import get_async_backend
+
+        return typing.cast(
+            typing.Callable[[], typing.Awaitable[None]],
+            get_async_backend("asyncio").checkpoint_if_cancelled,
+        )
+    except (ImportError, AttributeError, TypeError, LookupError):
+        return anyio.lowlevel.checkpoint_if_cancelled
+
+
 class _AsyncioBridge:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.queue = _core.CompletionQueue()
         self._loop = weakref.ref(loop)
+        self._scope_checkpoint = _asyncio_scope_checkpoint()  # here: sync users never import it
         loop.add_reader(self.queue.fileno(), self._drain)
         # A loop that is garbage-collected takes its bridge along: cancel what still runs.
         weakref.finalize(loop, self.queue.close)
@@ -53,7 +70,7 @@ class _AsyncioBridge:
 
     async def checkpoint_if_cancelled(self) -> None:
         """Raise now if this task is already cancelled, so nothing is sent for it."""
-        await anyio.lowlevel.checkpoint_if_cancelled()  # anyio cancel scopes
+        await self._scope_checkpoint()  # anyio cancel scopes
         task = asyncio.current_task()
         cancelling = getattr(task, "cancelling", None)  # plain task.cancel() (3.11+)
         if cancelling is not None and cancelling():
