@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 import typing
 
 import pytest
 
 import requestx
+from requestx import _core
 from tests.servers import HypercornServer
 from tests.servers.nginx import Nginx, nginx_or_skip
 
@@ -148,3 +150,38 @@ async def test_an_event_loop_waiting_on_a_slow_server_costs_a_few_loop_turns_per
     assert after["completed"] - before["completed"] == requests
     turns = (after["wakeups"] - before["wakeups"]) / requests
     assert turns < 12, f"{turns:.0f} turns of the loop per request"
+
+
+def test_closing_the_client_while_a_caller_drives_ends_its_request_promptly(
+    server: HypercornServer,
+) -> None:
+    # close() from another thread lands at different points of a driven request (the server
+    # answers after 30 ms, within the 50 ms a caller drives): the request either completes or
+    # fails with a transport error, at once; the loop thread takes the loop back only to shut
+    # down, and nothing is left behind.
+    baseline = _core.live_transfers()
+    outcomes: list[str] = []
+    for delay in (0.0, 0.005, 0.01, 0.02, 0.03, 0.04, 0.06):
+        client = requestx.Client(base_url=server.url, timeout=10)
+        client.get("/echo")  # the connection is open; the loop thread has parked since
+        time.sleep(0.01)
+        closer = threading.Timer(delay, client.close)
+        started = time.monotonic()
+        closer.start()
+        try:
+            response = client.get("/slow", params={"delay": "0.03"})
+            outcomes.append(f"answered {response.status_code}")
+        except requestx.TransportError:
+            outcomes.append("transport error")
+        except RuntimeError:
+            outcomes.append("closed before it started")
+        finally:
+            closer.join(5)
+        assert time.monotonic() - started < 2.0, outcomes
+        assert client._engine.stats()["running"] == 0
+    assert len(outcomes) == 7
+    assert "transport error" in outcomes, outcomes  # some close() landed mid-request
+    deadline = time.monotonic() + 2
+    while _core.live_transfers() > baseline and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _core.live_transfers() <= baseline
