@@ -4,12 +4,12 @@ and trio.
     pytest benchmarks/test_bench_async.py --benchmark-only
     pytest benchmarks/ --benchmark-only -k "async and uvloop and c64"
 
-Each (event loop, concurrency) is its own group, so pytest-benchmark's table lines the clients
-up side by side. A round is a batch: N tasks each make BATCH requests (GET /json100, answer
-decoded with the client's own json()). The event loop runs in a thread of its own for the
-whole test (anyio's blocking portal), so a round pays one hand-over to that thread, not an
-event loop's start; compare rows within a group, and use compare.py (or run_async.py) for
-requests/second and CPU per request.
+Each (event loop, concurrency: 1, 2, 4, 6, 8, 10, 64, 256) is its own group, so
+pytest-benchmark's table lines the clients up side by side. A round is a batch: N tasks each
+make BATCH requests (GET /json100, answer decoded with the client's own json()). The event
+loop runs in a thread of its own for the whole test (anyio's blocking portal), so a round pays
+one hand-over to that thread, not an event loop's start; compare rows within a group, and use
+compare.py (or run_async.py) for requests/second and CPU per request.
 
 Clients run where they are installed: in the project's environment that is requestx and
 httpx; run this file with a peer's environment on the path to add it.
@@ -30,9 +30,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling modules, any
 from async_clients import ALL_LOOPS, DRIVERS  # noqa: E402
 from async_workload import PATH  # noqa: E402
 from clients import ClientUnavailable  # noqa: E402
+from compare import CONCURRENCY_FULL  # noqa: E402
 from nginx import Nginx  # noqa: E402
 
-CONCURRENCY = (1, 10, 64)
+CONCURRENCY = CONCURRENCY_FULL  # 1, 2, 4, 6, 8, 10, 64, 256: compare.py's --full sweep
 BATCH = 10  # requests per task per round
 
 

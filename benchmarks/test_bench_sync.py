@@ -3,13 +3,15 @@
     pytest benchmarks/ --benchmark-only
     pytest benchmarks/ --benchmark-only -k "get and not c10" --benchmark-columns=mean,ops
     pytest benchmarks/ --benchmark-only -k post_payload     # the POST payload sweep
+    pytest benchmarks/ --benchmark-only -k thread_sweep     # GET at 1 ... 256 threads
+    pytest benchmarks/ --benchmark-only -k mixed            # form, JSON, 1 MiB downloads
 
 Each scenario (and each payload size) is its own group, so pytest-benchmark's table lines
 the clients up side by side.
 
-Not part of the test suite (pytest's testpaths is tests/). Each c=1 round is one request; each
-c=10 round is a batch of 10 x BATCH requests spread over 10 threads, so compare c=10 rows with
-each other, and use run_sync.py for requests/second and CPU per request.
+Not part of the test suite (pytest's testpaths is tests/). Each round with one thread is one
+request; with N threads it is a batch of N x BATCH requests spread over them, so compare rows
+within a group, and use compare.py (or run_sync.py) for requests/second and CPU per request.
 """
 
 from __future__ import annotations
@@ -26,11 +28,13 @@ pytest.importorskip("pytest_benchmark")
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling modules, any import mode
 
 from clients import DRIVERS, ClientUnavailable, Driver  # noqa: E402
+from compare import CONCURRENCY_FULL, MIXED, MIXED_TITLES  # noqa: E402
 from nginx import Nginx  # noqa: E402
+from sync_cell import bind as bind_operation  # noqa: E402
 from sync_cell import document  # noqa: E402
 from workload import SCENARIOS, Scenario, bind, close_drivers, make_drivers  # noqa: E402
 
-BATCH = 10  # requests per thread per round in the c=10 scenarios
+BATCH = 10  # requests per thread per round when several threads run
 
 
 @pytest.fixture(scope="session")
@@ -56,23 +60,51 @@ def test_sync(
     # One group per scenario: pytest-benchmark's table then lines the clients up.
     benchmark.group = scenario.label
     drivers = make_drivers(factory, scenario.concurrency)
-    calls = [bind(driver, scenario, nginx.url) for driver in drivers]
     try:
-        for call in calls:  # open every connection before timing
-            call()
-        if scenario.concurrency == 1:
-            benchmark(calls[0])
-            return
-        benchmark.extra_info["requests_per_round"] = BATCH * len(calls)
-
-        def run_batch(call: Callable[[], Any]) -> None:
-            for _ in range(BATCH):
-                call()
-
-        with ThreadPoolExecutor(len(calls)) as pool:
-            benchmark(lambda: list(pool.map(run_batch, calls)))  # list(): re-raise errors
+        _measure(benchmark, [bind(driver, scenario, nginx.url) for driver in drivers])
     finally:
         close_drivers(drivers)
+
+
+def _measure(benchmark: Any, calls: list[Callable[[], Any]]) -> None:
+    """One call per round alone; with several threads, each makes BATCH calls per round."""
+    for call in calls:  # open every connection before timing
+        call()
+    if len(calls) == 1:
+        benchmark(calls[0])
+        return
+    benchmark.extra_info["requests_per_round"] = BATCH * len(calls)
+
+    def run_batch(call: Callable[[], Any]) -> None:
+        for _ in range(BATCH):
+            call()
+
+    with ThreadPoolExecutor(len(calls)) as pool:
+        benchmark(lambda: list(pool.map(run_batch, calls)))  # list(): re-raise errors
+
+
+@pytest.mark.parametrize("threads", CONCURRENCY_FULL, ids=[f"t{n}" for n in CONCURRENCY_FULL])
+def test_thread_sweep(
+    benchmark: Any, nginx: Nginx, factory: Callable[[], Driver], threads: int
+) -> None:
+    """GET /get from `threads` threads sharing one client (compare.py's sync-get sweep)."""
+    benchmark.group = f"GET /get, {threads} threads"
+    drivers = make_drivers(factory, threads)
+    try:
+        _measure(benchmark, [bind_operation(driver, "get", nginx.url) for driver in drivers])
+    finally:
+        close_drivers(drivers)
+
+
+@pytest.mark.parametrize("operation", MIXED)
+def test_mixed(benchmark: Any, nginx: Nginx, factory: Callable[[], Driver], operation: str) -> None:
+    """compare.py's mixed requests at c=1: JSON answers decoded with the client's json()."""
+    benchmark.group = f"{MIXED_TITLES[operation]} c=1"
+    driver = factory()
+    try:
+        _measure(benchmark, [bind_operation(driver, operation, nginx.url)])
+    finally:
+        driver.close()
 
 
 PAYLOADS = (41, 963, 9_951, 99_905, 511_901, 999_911)  # compare.py's post-sweep
