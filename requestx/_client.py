@@ -56,7 +56,7 @@ from ._types import (
     RequestFiles,
     TimeoutTypes,
 )
-from ._urls import URL, QueryParams
+from ._urls import URL, QueryParams, url_from_str
 
 __all__ = ["AsyncClient", "Client", "USE_CLIENT_DEFAULT", "UseClientDefault"]
 
@@ -285,7 +285,10 @@ class _BaseClient:
     # -- building requests --
 
     def _merge_url(self, url: URL | str) -> URL:
-        merge_url = url if isinstance(url, URL) else URL(url)
+        if type(url) is str:
+            merge_url = url_from_str(url)
+        else:
+            merge_url = url if isinstance(url, URL) else URL(url)
         if merge_url.is_relative_url and self._base_url:
             # base_url always ends in "/": a relative path is appended to it, like httpx.
             path = merge_url.raw_path.lstrip(b"/")

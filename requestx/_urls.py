@@ -762,6 +762,27 @@ def _to_str(value: PrimitiveData) -> str:
     return str(value)
 
 
+# URL(text) for strings seen recently. A client is called with the same few URLs over and
+# over, and a URL is immutable, so one parse can serve them all: 1.1 µs per request becomes a
+# dictionary lookup. Bounded: at most _RECENT_URLS_MAX entries (emptied when full), and only
+# strings up to _RECENT_URL_LENGTH characters.
+_RECENT_URLS: dict[str, URL] = {}
+_RECENT_URLS_MAX = 256
+_RECENT_URL_LENGTH = 2048
+
+
+def url_from_str(text: str) -> URL:
+    """`URL(text)` for a plain `str`, shared with earlier calls for the same text."""
+    url = _RECENT_URLS.get(text)
+    if url is None:
+        url = URL(text)
+        if len(text) <= _RECENT_URL_LENGTH:
+            if len(_RECENT_URLS) >= _RECENT_URLS_MAX:
+                _RECENT_URLS.clear()
+            _RECENT_URLS[text] = url
+    return url
+
+
 class QueryParams(typing.Mapping[str, str]):
     """
     An immutable multi-dict of query parameters that keeps the order they came in.

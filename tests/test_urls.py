@@ -662,3 +662,20 @@ def test_url_params_property_and_request_params_replace_query() -> None:
     assert str(URL("http://h/?x=1", params={"y": "2"})) == str(
         httpx.URL("http://h/?x=1", params={"y": "2"})
     )
+
+
+def test_recently_parsed_urls_are_shared_and_the_cache_stays_bounded() -> None:
+    from requestx import _urls
+
+    first = _urls.url_from_str("http://example.org/a?b=1")
+    assert _urls.url_from_str("http://example.org/a?b=1") is first  # one parse, shared
+    assert first == URL("http://example.org/a?b=1")
+    for i in range(_urls._RECENT_URLS_MAX * 3):
+        _urls.url_from_str(f"http://example.org/{i}")
+    assert len(_urls._RECENT_URLS) <= _urls._RECENT_URLS_MAX
+    long = "http://example.org/" + "x" * _urls._RECENT_URL_LENGTH
+    assert _urls.url_from_str(long) == URL(long)
+    assert long not in _urls._RECENT_URLS  # long strings are parsed, not kept
+    for _ in range(2):  # an invalid URL is never cached: it raises every time
+        with pytest.raises(InvalidURL):
+            _urls.url_from_str("http://exa mple.org/")
