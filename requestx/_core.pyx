@@ -429,7 +429,7 @@ cdef class Engine:
                 if not driven and rx_engine_submit(e, t) != 0:
                     raise EngineError(RX_E_ENGINE_CLOSED, "the client has been closed")
                 if not (driven and rx_transfer_try_collect(t)):
-                    _wait_blocking(e, t)
+                    _wait_blocking(e, t, driven)
             finally:
                 rx_engine_drive_end(e)
             return _take_result(t)
@@ -822,7 +822,7 @@ cdef int _fill_request(rx_transfer *t, bytes method, bytes url, list headers, by
     return 0
 
 
-cdef int _wait_blocking(rx_engine *e, rx_transfer *t) except -1:
+cdef int _wait_blocking(rx_engine *e, rx_transfer *t, bint signals_first=False) except -1:
     """Wait for completion with the GIL released, staying responsive to Ctrl-C.
 
     A short bounded spin comes first (rx_engine_spin_wait): for nearby servers the answer
@@ -830,8 +830,12 @@ cdef int _wait_blocking(rx_engine *e, rx_transfer *t) except -1:
 
     The semaphore wait ends early on EINTR or after SIGNAL_CHECK_MS; either way Python gets to
     run its signal handlers. If one raises, the transfer is cancelled and we wait for the loop
-    thread to let go of it (the request body is borrowed) before the exception propagates."""
+    thread to let go of it (the request body is borrowed) before the exception propagates.
+    signals_first: handlers run before the first wait too (a drive that a signal ended: the
+    signal has arrived already, and would otherwise wait out a whole slice)."""
     cdef int rc
+    if signals_first:
+        _check_signals(e, t)
     with nogil:
         rc = rx_engine_spin_wait(e, t)
     if rc:
@@ -842,13 +846,20 @@ cdef int _wait_blocking(rx_engine *e, rx_transfer *t) except -1:
         if rc == 0:
             rx_engine_wait_finished(e, t)
             return 0
-        try:
-            PyErr_CheckSignals()
-        except BaseException:
-            with nogil:
-                rx_engine_cancel(e, t)
-                rx_transfer_wait(t, -1)
-            raise
+        _check_signals(e, t)
+
+
+cdef int _check_signals(rx_engine *e, rx_transfer *t) except -1:
+    """Run Python's signal handlers; if one raises, cancel `t` and wait until the loop thread
+    has let go of it (its request body is borrowed) before the exception propagates."""
+    try:
+        PyErr_CheckSignals()
+    except BaseException:
+        with nogil:
+            rx_engine_cancel(e, t)
+            rx_transfer_wait(t, -1)
+        raise
+    return 0
 
 
 cdef tuple _take_result(rx_transfer *t):

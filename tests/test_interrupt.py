@@ -170,3 +170,56 @@ def test_ctrl_c_during_a_slow_response_from_a_real_server(server: HypercornServe
     assert 0 <= delay < MAX_DELAY
     assert report["live"] == 0
     assert report["next_status"] == 200
+
+
+_DRIVEN_CHILD = _PRELUDE + textwrap.dedent(
+    """
+    import os
+    stall_url, ok_url = sys.argv[1], sys.argv[2]
+    client = requestx.Client()
+    assert client.get(ok_url).status_code == 200
+    time.sleep(0.05)  # the loop thread parks: the next request is driven by this thread
+    driven_before = client._engine.stats()["driven"]
+    sent = []
+
+    def fire():
+        sent.append(time.monotonic())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Timer(0.02, fire).start()  # inside the 50 ms this thread drives for
+    try:
+        client.get(stall_url)
+        report(outcome="returned")
+    except KeyboardInterrupt:
+        caught = time.monotonic()
+        driven = client._engine.stats()["driven"] - driven_before
+        live = settle_live(0)
+        response = client.get(ok_url)
+        report(outcome="interrupted", delay=caught - sent[0], driven=driven, live=live,
+               next_status=response.status_code)
+    """
+)
+
+
+def test_ctrl_c_while_the_caller_drives_its_own_request(raw_server: RawServer) -> None:
+    # A lone blocking request on an idle client runs libcurl in the caller's thread for up to
+    # 50 ms (docs/architecture.md); a signal in that window ends the drive and reaches Python.
+    child = subprocess.run(
+        [sys.executable, "-c", _DRIVEN_CHILD, raw_server.url + "/stall", raw_server.url + "/ok"],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": ROOT},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert child.returncode == 0, child.stderr
+    lines = [line for line in child.stdout.splitlines() if line.startswith("{")]
+    assert len(lines) == 1, child.stdout + child.stderr
+    report = json.loads(lines[0])
+    assert report["outcome"] == "interrupted"
+    assert report["driven"] == 1  # the stalled request was the caller's to drive
+    print(f"SIGINT -> KeyboardInterrupt while driving: {report['delay'] * 1000:.1f} ms")
+    assert 0 <= report["delay"] < MAX_DELAY
+    assert report["live"] == 0
+    assert report["next_status"] == 200
