@@ -713,7 +713,13 @@ static int claim_driver(rx_engine *e)
             return claimed;
         }
         /* The loop thread drives. If it is only lingering, it parks when asked; if it has
-         * work, it will not, and we submit like anybody else. */
+         * work, it will not, and we submit like anybody else, at once rather than after
+         * HANDOVER_WAIT_US of asking (a blocking call beside a busy event loop). */
+        if (__atomic_load_n(&e->running, __ATOMIC_RELAXED) > 0) {
+            if (give_up != 0)
+                __atomic_store_n(&e->drive_wanted, 0, __ATOMIC_RELEASE);
+            return 0;
+        }
         int64_t now = rx_clock_us();
         if (give_up == 0) {
             give_up = now + HANDOVER_WAIT_US;
