@@ -13,9 +13,6 @@ from __future__ import annotations
 
 import gc
 import json
-import os
-import subprocess
-import sys
 import textwrap
 import time
 import typing
@@ -25,13 +22,13 @@ import pytest
 
 import requestx
 from requestx import _core
+from tests.child_process import run_child
 from tests.servers import HypercornServer, RawServer
 from tests.servers.app import HELLO
 from tests.servers.stalling import SlowReader, full_backlog
 
 pytestmark = pytest.mark.anyio
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MAX_CANCEL_DELAY = 0.5  # seconds from cancel() to the caller seeing it (requirement: 0.2)
 ON_THE_WIRE = 0.3  # how long a request runs before it is cancelled
 
@@ -506,21 +503,13 @@ def test_request_running_when_the_event_loop_ends(
     raw_server: RawServer, backend: str, mode: str
 ) -> None:
     start = time.monotonic()
-    child = subprocess.run(
-        [
-            sys.executable,  # not -X dev: asyncio's debug mode slows shutdown and hides races
-            "-c",
-            _LOOP_SHUTDOWN_CHILD,
-            backend,
-            mode,
-            raw_server.url + "/ok",
-            raw_server.url + "/stall",
-        ],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": ROOT},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
+    # Not -X dev: asyncio's debug mode slows shutdown and hides races.
+    child = run_child(
+        _LOOP_SHUTDOWN_CHILD,
+        backend,
+        mode,
+        raw_server.url + "/ok",
+        raw_server.url + "/stall",
         timeout=15,
     )
     elapsed = time.monotonic() - start

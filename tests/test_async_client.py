@@ -15,8 +15,6 @@ import gc
 import json
 import os
 import socket
-import subprocess
-import sys
 import textwrap
 import time
 import typing
@@ -26,14 +24,13 @@ import pytest
 
 import requestx
 from requestx import _core
+from tests.child_process import run_child
 from tests.servers import HypercornServer, RawServer
 from tests.servers.app import HELLO
 from tests.servers.fast_server import FastServer
 from tests.servers.stalling import full_backlog, silent_listener
 
 pytestmark = pytest.mark.anyio
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _received(response: requestx.Response, name: str) -> list[str]:
@@ -586,15 +583,7 @@ _UNCLOSED_CHILD = textwrap.dedent(
 
 def _run_child(code: str, *args: str, timeout: float = 10.0) -> tuple[int, str, str, float]:
     start = time.monotonic()
-    child = subprocess.run(
-        [sys.executable, "-X", "dev", "-c", code, *args],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": ROOT},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    child = run_child(code, *args, timeout=timeout, options=("-X", "dev"))
     return child.returncode, child.stdout, child.stderr, time.monotonic() - start
 
 

@@ -19,6 +19,7 @@ import time
 
 import pytest
 
+from tests.child_process import run_child
 from tests.servers import HypercornServer, RawServer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -204,15 +205,7 @@ _DRIVEN_CHILD = _PRELUDE + textwrap.dedent(
 def test_ctrl_c_while_the_caller_drives_its_own_request(raw_server: RawServer) -> None:
     # A lone blocking request on an idle client runs libcurl in the caller's thread for up to
     # 50 ms (docs/architecture.md); a signal in that window ends the drive and reaches Python.
-    child = subprocess.run(
-        [sys.executable, "-c", _DRIVEN_CHILD, raw_server.url + "/stall", raw_server.url + "/ok"],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": ROOT},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    child = run_child(_DRIVEN_CHILD, raw_server.url + "/stall", raw_server.url + "/ok", timeout=30)
     assert child.returncode == 0, child.stderr
     lines = [line for line in child.stdout.splitlines() if line.startswith("{")]
     assert len(lines) == 1, child.stdout + child.stderr
