@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from clients import ClientUnavailable, fail
+from clients import ClientUnavailable, fail, require
 
 ALL_LOOPS = ("asyncio", "uvloop", "trio")
 
@@ -85,10 +85,7 @@ class HttpxDriver(_HttpxStyleDriver):
 
     @classmethod
     def check(cls) -> None:
-        try:
-            import httpx  # noqa: F401
-        except ImportError as exc:
-            raise ClientUnavailable("httpx is not installed") from exc
+        require("httpx")
 
     @classmethod
     async def open(cls, concurrency: int) -> AsyncDriver:
@@ -106,10 +103,7 @@ class AiohttpDriver(AsyncDriver):
 
     @classmethod
     def check(cls) -> None:
-        try:
-            import aiohttp  # noqa: F401
-        except ImportError as exc:
-            raise ClientUnavailable("aiohttp is not installed (pip install aiohttp)") from exc
+        require("aiohttp", "aiohttp is not installed (pip install aiohttp)")
 
     @classmethod
     async def open(cls, concurrency: int) -> AsyncDriver:
@@ -136,12 +130,9 @@ class PyreqwestDriver(AsyncDriver):
 
     @classmethod
     def check(cls) -> None:
-        try:
-            from pyreqwest.client import ClientBuilder  # noqa: F401
-        except ImportError as exc:
-            raise ClientUnavailable(
-                "pyreqwest is not installed (pip install pyreqwest; Python >= 3.11)"
-            ) from exc
+        require(
+            "pyreqwest.client", "pyreqwest is not installed (pip install pyreqwest; Python >= 3.11)"
+        )
 
     @classmethod
     async def open(cls, concurrency: int) -> AsyncDriver:
@@ -177,10 +168,7 @@ class CurlCffiDriver(_AsyncSessionDriver):
 
     @classmethod
     def check(cls) -> None:
-        try:
-            from curl_cffi import requests  # noqa: F401
-        except ImportError as exc:
-            raise ClientUnavailable("curl_cffi is not installed") from exc
+        require("curl_cffi.requests")
 
     @classmethod
     async def open(cls, concurrency: int) -> AsyncDriver:
@@ -196,10 +184,7 @@ class NiquestsDriver(_AsyncSessionDriver):
 
     @classmethod
     def check(cls) -> None:
-        try:
-            import niquests  # noqa: F401
-        except ImportError as exc:
-            raise ClientUnavailable("niquests is not installed") from exc
+        require("niquests")
 
     @classmethod
     async def open(cls, concurrency: int) -> AsyncDriver:
@@ -265,12 +250,7 @@ class HttpxH2Driver(_HttpxStyleH2Driver, HttpxDriver):
     @classmethod
     def check(cls) -> None:
         super().check()
-        try:
-            import h2  # noqa: F401
-        except ImportError as exc:
-            raise ClientUnavailable(
-                "httpx needs the h2 package for HTTP/2 (pip install 'httpx[http2]')"
-            ) from exc
+        require("h2", "httpx needs the h2 package for HTTP/2 (pip install 'httpx[http2]')")
 
     @classmethod
     async def open(cls, concurrency: int) -> AsyncDriver:

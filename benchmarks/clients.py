@@ -12,9 +12,11 @@ handle must never be used by two threads at once, so those get one driver per th
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import urllib.parse
+from types import ModuleType
 from typing import Any, Callable
 
 # The request body of the POST scenarios: 1024 bytes in compact JSON (httpx, orjson); requests
@@ -25,6 +27,15 @@ POST_DOC["pad"] = "x" * (1024 - len(json.dumps(POST_DOC, separators=(",", ":")))
 
 class ClientUnavailable(Exception):
     """The library is not installed (or, for requestx, not built yet)."""
+
+
+def require(module: str, missing: str = "") -> ModuleType:
+    """`module` imported, or ClientUnavailable saying which library is missing: `missing`,
+    else "<top-level package> is not installed"."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ClientUnavailable(missing or f"{module.split('.')[0]} is not installed") from exc
 
 
 class Driver:
@@ -104,10 +115,7 @@ class HttpxDriver(_SessionDriver):
     thread_safe = True
 
     def __init__(self) -> None:
-        try:
-            import httpx
-        except ImportError as exc:
-            raise ClientUnavailable("httpx is not installed") from exc
+        httpx = require("httpx")
         self._client = httpx.Client()
 
 
@@ -116,10 +124,7 @@ class RequestsDriver(_SessionDriver):
     thread_safe = False  # a requests.Session is not guaranteed to be thread-safe
 
     def __init__(self) -> None:
-        try:
-            import requests
-        except ImportError as exc:
-            raise ClientUnavailable("requests is not installed") from exc
+        requests = require("requests")
         self._client = requests.Session()
 
 
@@ -130,11 +135,7 @@ class PycurlDriver(Driver):
     thread_safe = False
 
     def __init__(self) -> None:
-        try:
-            import pycurl
-        except ImportError as exc:
-            raise ClientUnavailable("pycurl is not installed") from exc
-        self._pycurl = pycurl
+        pycurl = self._pycurl = require("pycurl")
         self._curl = pycurl.Curl()
         self._curl.setopt(pycurl.NOSIGNAL, 1)
         self._json_headers = ["Content-Type: application/json", "Expect:"]
@@ -181,10 +182,7 @@ class NiquestsDriver(_SessionDriver):
     thread_safe = False  # as requests.Session
 
     def __init__(self) -> None:
-        try:
-            import niquests
-        except ImportError as exc:
-            raise ClientUnavailable("niquests is not installed") from exc
+        niquests = require("niquests")
         self._client = niquests.Session()
 
 
@@ -195,11 +193,7 @@ class CurlCffiDriver(_SessionDriver):
     thread_safe = False  # a Session wraps one curl easy handle
 
     def __init__(self) -> None:
-        try:
-            from curl_cffi import requests as curl_requests
-        except ImportError as exc:
-            raise ClientUnavailable("curl_cffi is not installed") from exc
-        self._client = curl_requests.Session()
+        self._client = require("curl_cffi.requests").Session()
 
 
 class Urllib3Driver(Driver):
@@ -210,11 +204,7 @@ class Urllib3Driver(Driver):
     thread_safe = True
 
     def __init__(self) -> None:
-        try:
-            import urllib3
-        except ImportError as exc:
-            raise ClientUnavailable("urllib3 is not installed") from exc
-        self._pool = urllib3.PoolManager(maxsize=256)
+        self._pool = require("urllib3").PoolManager(maxsize=256)
 
     def _request(self, method: str, url: str, **options: Any) -> Any:
         response = self._pool.request(method, url, **options)

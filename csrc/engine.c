@@ -78,8 +78,7 @@ struct rx_engine {
     int64_t *readable_at_ms; /* per descriptor: when epoll last reported bytes to read */
     int readable_len;
     int64_t busy_until_us;   /* see wait_for_events() */
-    int wait_estimate_us;    /* moving average of in-flight waits for an event (loop_spin_us) */
-    int waits_since_probe;   /* in-flight waits that did not spin since the last probe */
+    rx_spin event_waits;     /* its waits for an event while transfers are in flight */
 
     rx_spin spin;            /* blocking waiters' spin heuristics (any thread, spin.h) */
 
@@ -510,38 +509,29 @@ static int lingering(rx_engine *e)
            !__atomic_load_n(&e->drive_wanted, __ATOMIC_ACQUIRE);
 }
 
-/* How long to spin before sleeping while transfers are in flight: LOOP_SPIN_US while recent
- * waits for an event were that short, else none (a slow server would cost a spin per wait for
- * nothing: 186 us of CPU per async request to a server that answers in 1 ms, against 116 us for
- * aiohttp), except one wait in LOOP_PROBE_EVERY, which spins to notice the server got fast. */
-enum { LOOP_PROBE_EVERY = 16 };
-
-static int loop_spin_us(rx_engine *e, int *probe)
+/* Look at epoll without sleeping until until_us, yielding the CPU between looks rather than
+ * only pausing: the thread whose work we wait for (a caller, the server) may share this CPU.
+ * Returns the events (or -1), or 0 once the time is up; with stop_for_driver, also 0 as soon
+ * as a blocking caller asks an idle loop thread to park. */
+static int poll_until(rx_engine *e, struct epoll_event *events, int64_t until_us,
+                      int stop_for_driver)
 {
-    *probe = 0;
-    if (e->wait_estimate_us <= LOOP_SPIN_US)
-        return LOOP_SPIN_US;
-    if (++e->waits_since_probe < LOOP_PROBE_EVERY)
-        return 0;
-    e->waits_since_probe = 0;
-    *probe = 1;
-    return LOOP_SPIN_US;
+    do {
+        int n = epoll_wait(e->epoll_fd, events, MAX_EVENTS, 0);
+        if (n != 0)
+            return n;
+        if (stop_for_driver && e->running == 0 &&
+            __atomic_load_n(&e->drive_wanted, __ATOMIC_ACQUIRE))
+            return 0;
+        sched_yield();
+    } while (rx_clock_us() < until_us);
+    return 0;
 }
 
-/* A wait ended with events: feed its length to the estimate. Waits that slept include the
- * wake-up latency, which would keep the average high once spinning stopped, so a probe that
- * caught an event while spinning replaces the estimate (as spin.c does for waiters). */
-static void note_wait(rx_engine *e, int64_t started_us, int caught_by_probe)
-{
-    int64_t sample = rx_clock_us() - started_us;
-    if (sample > 1000000)
-        sample = 1000000;
-    if (caught_by_probe)
-        e->wait_estimate_us = (int)sample;
-    else
-        e->wait_estimate_us += ((int)sample - e->wait_estimate_us) / 8;
-}
-
+/* While transfers are in flight the loop spins only while its recent waits for an event were
+ * short (event_waits, the estimate spin.h keeps for blocking waiters): a slow server would
+ * otherwise cost a spin per wait for nothing (186 us of CPU per async request to a server that
+ * answers in 1 ms, against 116 us for aiohttp). Idle, it spins through its linger. */
 static int wait_for_events(rx_engine *e, struct epoll_event *events)
 {
     int timeout = next_wait_ms(e);
@@ -551,21 +541,14 @@ static int wait_for_events(rx_engine *e, struct epoll_event *events)
         e->busy_until_us = now + LOOP_LINGER_US;
     int spin_us = 0, probe = 0;
     if (timeout != 0 && now < e->busy_until_us && e->spin.may_spin)
-        spin_us = in_flight ? loop_spin_us(e, &probe) : LOOP_SPIN_US; /* idle: the linger */
+        spin_us = !in_flight || rx_spin_budget_us(&e->event_waits, &probe) ? LOOP_SPIN_US : 0;
     if (spin_us > 0) {
-        int64_t until = now + spin_us;
-        do {
-            int n = epoll_wait(e->epoll_fd, events, MAX_EVENTS, 0);
-            if (n != 0) {
-                if (in_flight && n > 0)
-                    note_wait(e, started, probe);
-                return n;
-            }
-            if (e->running == 0 && __atomic_load_n(&e->drive_wanted, __ATOMIC_ACQUIRE))
-                return 0;
-            /* Yield, not pause: the caller whose next request we wait for may share this CPU. */
-            sched_yield();
-        } while (rx_clock_us() < until);
+        int n = poll_until(e, events, now + spin_us, 1);
+        if (n != 0) {
+            if (in_flight && n > 0)
+                rx_spin_note(&e->event_waits, rx_clock_us() - started, probe);
+            return n;
+        }
         timeout = next_wait_ms(e);
     }
     if (!in_flight)
@@ -574,7 +557,7 @@ static int wait_for_events(rx_engine *e, struct epoll_event *events)
         stat_add(&e->sleeps, 1);
     int n = epoll_wait(e->epoll_fd, events, MAX_EVENTS, timeout);
     if (n > 0)
-        note_wait(e, started, 0);
+        rx_spin_note(&e->event_waits, rx_clock_us() - started, 0);
     return n;
 }
 
@@ -631,20 +614,22 @@ static int park(rx_engine *e)
         e->driver = NOBODY;
         stat_add(&e->sleeps, 1);
         while (e->driver != LOOP_THREAD) {
-            if (e->closing && e->driver == NOBODY)
-                break;
-            if (e->driver == NOBODY) {
-                /* Fields a caller changed while it drove are ours again: the mutex orders them. */
-                e->park_until_us = e->curl_timer_us;
-                if (e->park_until_us >= 0 && e->park_until_us <= rx_clock_us())
-                    break;
+            if (e->driver == CALLER) { /* it hands the loop back before anything else */
+                pthread_cond_wait(&e->unparked, &e->lock);
+                continue;
             }
-            if (e->driver == NOBODY && e->park_until_us >= 0) {
+            if (e->closing)
+                break;
+            /* Fields a caller changed while it drove are ours again: the mutex orders them. */
+            e->park_until_us = e->curl_timer_us;
+            if (e->park_until_us < 0) {
+                pthread_cond_wait(&e->unparked, &e->lock);
+            } else if (e->park_until_us > rx_clock_us()) {
                 struct timespec ts = {.tv_sec = e->park_until_us / 1000000,
                                       .tv_nsec = (e->park_until_us % 1000000) * 1000};
                 pthread_cond_timedwait(&e->unparked, &e->lock, &ts);
             } else {
-                pthread_cond_wait(&e->unparked, &e->lock);
+                break; /* curl's timer is due */
             }
         }
         e->driver = LOOP_THREAD;
@@ -698,38 +683,33 @@ static int claim_driver(rx_engine *e)
      * wake-up of the loop thread (measured: 10 threads lost a fifth of their throughput). */
     if (__atomic_load_n(&e->blocking_callers, __ATOMIC_RELAXED) > 1)
         return 0;
+    int claimed = 0;
     int64_t give_up = 0;
     for (;;) {
         pthread_mutex_lock(&e->lock);
-        int claimed = 0, busy = e->closing || e->queue_head != NULL;
+        int busy = e->closing || e->queue_head != NULL;
         if (!busy && e->driver == NOBODY) {
             e->driver = CALLER;
             claimed = 1;
         }
         pthread_mutex_unlock(&e->lock);
-        if (claimed || busy) {
-            if (give_up != 0)
-                __atomic_store_n(&e->drive_wanted, 0, __ATOMIC_RELEASE);
-            return claimed;
-        }
-        /* The loop thread drives. If it is only lingering, it parks when asked; if it has
+        /* Else the loop thread drives. If it is only lingering, it parks when asked; if it has
          * work, it will not, and we submit like anybody else, at once rather than after
          * HANDOVER_WAIT_US of asking (a blocking call beside a busy event loop). */
-        if (__atomic_load_n(&e->running, __ATOMIC_RELAXED) > 0) {
-            if (give_up != 0)
-                __atomic_store_n(&e->drive_wanted, 0, __ATOMIC_RELEASE);
-            return 0;
-        }
+        if (claimed || busy || __atomic_load_n(&e->running, __ATOMIC_RELAXED) > 0)
+            break;
         int64_t now = rx_clock_us();
         if (give_up == 0) {
             give_up = now + HANDOVER_WAIT_US;
             __atomic_store_n(&e->drive_wanted, 1, __ATOMIC_RELEASE);
         } else if (now >= give_up) {
-            __atomic_store_n(&e->drive_wanted, 0, __ATOMIC_RELEASE);
-            return 0;
+            break;
         }
         sched_yield();
     }
+    if (give_up != 0)
+        __atomic_store_n(&e->drive_wanted, 0, __ATOMIC_RELEASE);
+    return claimed;
 }
 
 /* Hand the loop back: to the loop thread if anything is left to do, else leave it parked (woken
@@ -761,13 +741,10 @@ static int drive_wait(rx_engine *e, struct epoll_event *events, int64_t spin_unt
         return 0; /* curl's timer (or a deadline) is due: the loop body runs it */
     int64_t now = rx_clock_us();
     if (now < spin_until_us) {
-        do {
-            int n = epoll_wait(e->epoll_fd, events, MAX_EVENTS, 0);
-            if (n != 0)
-                return n;
-            sched_yield();
-            now = rx_clock_us();
-        } while (now < spin_until_us && now < until_us);
+        int n = poll_until(e, events, spin_until_us < until_us ? spin_until_us : until_us, 0);
+        if (n != 0)
+            return n;
+        now = rx_clock_us();
         timeout = next_wait_ms(e);
     }
     if (now >= until_us)
@@ -856,6 +833,7 @@ rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len)
     e->epoll_fd = e->wake_fd = -1;
     e->curl_timer_us = -1;
     rx_spin_init(&e->spin);
+    rx_spin_init(&e->event_waits);
     pthread_mutex_init(&e->lock, NULL);
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);

@@ -31,8 +31,7 @@ void rx_route_unref(rx_route *route)
     rx_free_secret(route->proxy_password);
     /* Proxy headers carry Proxy-Authorization: wipe them too. */
     for (struct curl_slist *item = route->proxy_headers; item != NULL; item = item->next)
-        for (volatile char *p = item->data; *p; p++)
-            *p = 0;
+        rx_wipe_secret(item->data);
     curl_slist_free_all(route->proxy_headers);
     rx_tls_unref(route->proxy_tls);
     free(route->unix_socket);

@@ -35,15 +35,26 @@ int rx_spin_budget_us(rx_spin *e, int *probe)
     return budget > SPIN_MAX_US ? SPIN_MAX_US : budget;
 }
 
+void rx_spin_note(rx_spin *e, int64_t sample_us, int probe)
+{
+    if (sample_us < 0)
+        sample_us = 0;
+    if (sample_us > 1000000)
+        sample_us = 1000000;
+    int estimate = __atomic_load_n(&e->wait_estimate_us, __ATOMIC_RELAXED);
+    if (probe) /* a probe that caught the event is the best evidence we have */
+        estimate = (int)sample_us;
+    else /* moving average with weight 1/8: a few slow waits do not switch spinning off */
+        estimate += ((int)sample_us - estimate) / 8;
+    __atomic_store_n(&e->wait_estimate_us, estimate, __ATOMIC_RELAXED);
+}
+
 void rx_spin_record(rx_spin *e, rx_transfer *t, int probe)
 {
-    if (probe) { /* a probe that caught the completion is the best evidence we have */
-        __atomic_store_n(&e->wait_estimate_us, (int)(t->wait.completed_us - t->wait.started_us),
-                         __ATOMIC_RELAXED);
-        t->wait.started_us = 0; /* recorded */
-    } else {
-        rx_spin_wait_finished(e, t);
-    }
+    if (t->wait.started_us == 0)
+        return; /* no wait began, or it has been recorded */
+    rx_spin_note(e, t->wait.completed_us - t->wait.started_us, probe);
+    t->wait.started_us = 0;
 }
 
 int rx_spin_wait(rx_spin *e, rx_transfer *t)
@@ -76,18 +87,4 @@ int rx_spin_wait(rx_spin *e, rx_transfer *t)
     return done;
 }
 
-void rx_spin_wait_finished(rx_spin *e, rx_transfer *t)
-{
-    if (t->wait.started_us == 0)
-        return; /* no wait began, or it has been recorded */
-    int64_t sample = t->wait.completed_us - t->wait.started_us;
-    t->wait.started_us = 0;
-    if (sample < 0)
-        sample = 0;
-    if (sample > 1000000)
-        sample = 1000000;
-    int estimate = __atomic_load_n(&e->wait_estimate_us, __ATOMIC_RELAXED);
-    /* Moving average with weight 1/8: a few slow requests do not switch spinning off. */
-    estimate += ((int)sample - estimate) / 8;
-    __atomic_store_n(&e->wait_estimate_us, estimate, __ATOMIC_RELAXED);
-}
+void rx_spin_wait_finished(rx_spin *e, rx_transfer *t) { rx_spin_record(e, t, 0); }

@@ -47,7 +47,11 @@ void rx_spin_wait_finished(rx_spin *spin, rx_transfer *t);
 int rx_spin_budget_us(rx_spin *spin, int *probe);
 
 /* A wait that began at t->wait.started_us ended with the transfer delivered: feed it to the
- * estimate (a probe's sample replaces the estimate outright). */
+ * estimate (a probe's sample replaces the estimate outright). Each wait counts once. */
 void rx_spin_record(rx_spin *spin, rx_transfer *t, int probe);
+
+/* The same for any wait of sample_us that ended with what it waited for (the loop thread
+ * keeps an rx_spin of its own for its waits for an event while transfers are in flight). */
+void rx_spin_note(rx_spin *spin, int64_t sample_us, int probe);
 
 #endif

@@ -29,13 +29,18 @@ void rx_tls_unref(rx_tls *tls)
     free(tls);
 }
 
+void rx_wipe_secret(char *secret)
+{
+    /* volatile: the compiler may not drop stores to memory about to be freed. */
+    for (volatile char *p = secret; *p; p++)
+        *p = 0;
+}
+
 void rx_free_secret(char *secret)
 {
     if (secret == NULL)
         return;
-    /* Do not leave passphrases and credentials in freed memory. */
-    for (volatile char *p = secret; *p; p++)
-        *p = 0;
+    rx_wipe_secret(secret); /* no passphrases or credentials left in freed memory */
     free(secret);
 }
 

@@ -31,7 +31,10 @@ rx_tls *rx_tls_new(void);
 void rx_tls_ref(rx_tls *tls);
 void rx_tls_unref(rx_tls *tls);
 
-/* Zero a secret C string (a passphrase, proxy credentials), then free it; NULL is fine. */
+/* Zero a secret C string (a passphrase, proxy credentials) in place. */
+void rx_wipe_secret(char *secret);
+
+/* rx_wipe_secret, then free it; NULL is fine. */
 void rx_free_secret(char *secret);
 
 /* Setters (before the object is shared): copy the string; 0, or -1 for an embedded NUL or no
