@@ -148,7 +148,7 @@ http {{
     # keep-alive for the whole run: the benchmark measures requests, not handshakes
     # (for HTTP/2 too: since nginx 1.19.7 these two also bound HTTP/2 connections)
     keepalive_requests 1000000;
-    keepalive_timeout 300s;
+    keepalive_timeout {keepalive_timeout};
     client_body_temp_path {run}/body;
     proxy_temp_path {run}/proxy;
     fastcgi_temp_path {run}/fastcgi;
@@ -204,8 +204,11 @@ class Nginx:
         log: bool = False,
         max_streams: int = 256,
         encoded: dict[str, tuple[str, bytes]] | None = None,
+        keepalive_timeout: str = "300s",
     ) -> None:
         self.nginx = nginx
+        # How long nginx keeps an idle connection open (nginx's syntax: "300s", "200ms").
+        self.keepalive_timeout = keepalive_timeout
         self.encoded = dict(encoded or {})  # /encoded/NAME -> (Content-Encoding, body)
         self.max_streams = max_streams  # HTTP/2 streams a connection may carry at once
         self.http2 = http2  # also serve HTTP/2: over TLS (tls_url) and cleartext (h2c_url)
@@ -384,6 +387,7 @@ class Nginx:
                 else "access_log off;"
             ),
             servers=servers,
+            keepalive_timeout=self.keepalive_timeout,
         )
         (self.run_dir / "nginx.conf").write_text(config)
 

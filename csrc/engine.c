@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "deadlines.h"
 #include "origin.h"
+#include "sockets.h"
 #include "spin.h"
 
 __thread int64_t rx_loop_now_ms;
@@ -75,8 +76,7 @@ struct rx_engine {
     long keepalive_expiry_s; /* applied to each transfer as CURLOPT_MAXAGE_CONN; < 0 = default */
     int forbid_reuse;        /* max_keepalive == 0: close each connection after its transfer */
     int64_t stale_timer_backoff_us; /* see the CURL_SOCKET_TIMEOUT call in loop_main() */
-    int64_t *readable_at_ms; /* per descriptor: when epoll last reported bytes to read */
-    int readable_len;
+    rx_sockets sockets;      /* the sockets curl watches, and their epoll registrations */
     int64_t busy_until_us;   /* see wait_for_events() */
     rx_spin event_waits;     /* its waits for an event while transfers are in flight */
 
@@ -262,6 +262,37 @@ static void admit_released(rx_engine *e)
     }
 }
 
+/* Every connection socket is opened and closed here (data: the transfer that connects, and the
+ * engine, since a connection may close long after that transfer), so that the engine hears of
+ * every close (sockets.h: a parked socket's number may come back as another socket) and
+ * HTTP/2 origins can refuse a second connection (origin.h). */
+static curl_socket_t on_open_socket(void *transfer, curlsocktype purpose,
+                                    struct curl_sockaddr *address)
+{
+    rx_transfer *t = transfer;
+    rx_engine *e = t->engine.owner;
+    if (!rx_origin_may_open_socket(t))
+        return CURL_SOCKET_BAD;
+    curl_socket_t fd =
+        socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+    if (fd == CURL_SOCKET_BAD)
+        return fd;
+    if (rx_origin_socket_opened(t, fd) != 0) {
+        close(fd);
+        return CURL_SOCKET_BAD;
+    }
+    rx_sockets_opened(&e->sockets, fd);
+    return fd;
+}
+
+static int on_close_socket(void *engine, curl_socket_t fd)
+{
+    rx_engine *e = engine;
+    rx_sockets_closing(&e->sockets, fd);
+    rx_origin_socket_closing(e->origins, fd);
+    return close(fd);
+}
+
 static void start_transfer(rx_engine *e, rx_transfer *t)
 {
     CURL *h = NULL;
@@ -285,6 +316,11 @@ static void start_transfer(rx_engine *e, rx_transfer *t)
         curl_easy_setopt(h, CURLOPT_MAXAGE_CONN, e->keepalive_expiry_s);
     if (e->forbid_reuse)
         curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
+    t->engine.owner = e;
+    curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, on_open_socket);
+    curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, t);
+    curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, on_close_socket);
+    curl_easy_setopt(h, CURLOPT_CLOSESOCKETDATA, e);
     list_started(e, t);
     stat_add(&e->running, 1);
     int64_t first = rx_transfer_first_deadline(t);
@@ -325,28 +361,13 @@ static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *
 {
     rx_engine *e = userp;
     if (what == CURL_POLL_REMOVE) {
-        if (fd < e->readable_len)
-            e->readable_at_ms[fd] = 0; /* the number may come back as another connection */
-        /* Fails only for a socket libcurl closed already, which epoll forgot by itself. */
-        epoll_ctl(e->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
-        curl_multi_assign(e->multi, fd, NULL);
+        rx_sockets_unwatch(&e->sockets, fd);
         return 0;
     }
-    struct epoll_event ev = {0};
-    ev.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u);
-    ev.data.fd = fd;
-    /* socketp marks sockets we registered already (set with curl_multi_assign). A descriptor
-     * number reused after a close may be registered or not whatever socketp says: try the
-     * other operation before giving up. */
-    int op = socketp ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
-    if (epoll_ctl(e->epoll_fd, op, fd, &ev) != 0) {
-        op = op == EPOLL_CTL_ADD ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
-        if (epoll_ctl(e->epoll_fd, op, fd, &ev) != 0)
-            return -1; /* never woken for it: libcurl fails the transfers on this socket */
-    }
-    if (!socketp)
-        curl_multi_assign(e->multi, fd, (void *)1);
-    return 0;
+    uint32_t events =
+        ((what & CURL_POLL_IN) ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u);
+    /* On failure libcurl fails the transfers on this socket: we would never be woken for it. */
+    return rx_sockets_watch(&e->sockets, fd, events) == 0 ? 0 : -1;
 }
 
 /* curl reports its next timeout relative to *its* clock, in whole ms rounded up. We keep it in
@@ -391,30 +412,17 @@ static void reap_completions(rx_engine *e)
 }
 
 /* The read timeout is per read, and bytes that complete no header line reach no callback (a
- * status line sent a byte at a time): so the loop notes when each socket was last readable,
- * and a transfer whose deadline comes up hears about its socket first. */
-static void note_readable(rx_engine *e, int fd)
-{
-    if (fd >= e->readable_len) {
-        int len = e->readable_len ? e->readable_len : 64;
-        while (len <= fd)
-            len *= 2;
-        int64_t *grown = realloc(e->readable_at_ms, (size_t)len * sizeof *grown);
-        if (grown == NULL)
-            return; /* then only callbacks count as activity, as before */
-        memset(grown + e->readable_len, 0, (size_t)(len - e->readable_len) * sizeof *grown);
-        e->readable_at_ms = grown;
-        e->readable_len = len;
-    }
-    e->readable_at_ms[fd] = rx_loop_now_ms;
-}
-
+ * status line sent a byte at a time): so the loop notes when each socket was last readable
+ * (rx_sockets_event), and a transfer whose deadline comes up hears about its socket first. */
 static void tell_socket_activity(rx_engine *e, rx_transfer *t)
 {
     curl_socket_t fd = CURL_SOCKET_BAD;
-    if (curl_easy_getinfo(rx_transfer_easy(t), CURLINFO_ACTIVESOCKET, &fd) == CURLE_OK &&
-        fd != CURL_SOCKET_BAD && fd < e->readable_len && e->readable_at_ms[fd] > 0)
-        rx_transfer_bytes_arrived(t, e->readable_at_ms[fd]);
+    if (curl_easy_getinfo(rx_transfer_easy(t), CURLINFO_ACTIVESOCKET, &fd) != CURLE_OK ||
+        fd == CURL_SOCKET_BAD)
+        return;
+    int64_t readable_at_ms = rx_sockets_readable_at(&e->sockets, fd);
+    if (readable_at_ms > 0)
+        rx_transfer_bytes_arrived(t, readable_at_ms);
 }
 
 /* Transfers whose timeout ran out fail with it; the others get a later key (deadlines.h). */
@@ -584,8 +592,8 @@ static void run_loop_body(rx_engine *e, struct epoll_event *events, int n)
             continue;
         }
         uint32_t ev = events[i].events;
-        if (ev & EPOLLIN)
-            note_readable(e, fd);
+        if (rx_sockets_event(&e->sockets, fd, ev, rx_loop_now_ms))
+            continue; /* a parked socket: no transfer wants it */
         int flags = ((ev & EPOLLIN) ? CURL_CSELECT_IN : 0) |
                     ((ev & EPOLLOUT) ? CURL_CSELECT_OUT : 0) |
                     ((ev & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0);
@@ -853,6 +861,7 @@ rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len)
 
     e->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
     e->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    rx_sockets_init(&e->sockets, e->epoll_fd);
     if (e->epoll_fd < 0 || e->wake_fd < 0) {
         snprintf(err, err_len, "cannot create the engine's descriptors: %s", strerror(errno));
         goto fail;
@@ -970,7 +979,7 @@ void rx_engine_free(rx_engine *e)
     pthread_cond_destroy(&e->unparked);
     pthread_mutex_destroy(&e->lock);
     rx_deadlines_free(&e->deadlines);
-    free(e->readable_at_ms);
+    rx_sockets_free(&e->sockets);
     free(e);
 }
 

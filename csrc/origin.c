@@ -164,11 +164,6 @@ int rx_origin_admit(rx_origins *all, rx_transfer *t)
             return -1;
         o->transfers++;
         t->h2.origin = o;
-        curl_easy_setopt(rx_transfer_easy(t), CURLOPT_OPENSOCKETFUNCTION, rx_origin_open_socket);
-        curl_easy_setopt(rx_transfer_easy(t), CURLOPT_OPENSOCKETDATA, t);
-        /* The close callback may run long after this transfer: it gets the origins. */
-        curl_easy_setopt(rx_transfer_easy(t), CURLOPT_CLOSESOCKETFUNCTION, rx_origin_close_socket);
-        curl_easy_setopt(rx_transfer_easy(t), CURLOPT_CLOSESOCKETDATA, all);
     }
     int released = t->h2.wait_queue == IN_RELEASED;
     t->h2.wait_queue = NOT_QUEUED;
@@ -294,36 +289,36 @@ void rx_origin_answer_started(rx_transfer *t, int http2)
     rx_origin_request_ended(t);
 }
 
-curl_socket_t rx_origin_open_socket(void *transfer, curlsocktype purpose,
-                                    struct curl_sockaddr *address)
+int rx_origin_may_open_socket(rx_transfer *t)
 {
-    rx_transfer *t = transfer;
     rx_origin *o = t->h2.origin;
     if (o != NULL && !t->h2.may_connect && o->http2_sockets > 0) {
         /* A connection to this origin speaks HTTP/2 and libcurl found no free stream on it:
          * wait for one instead (rx_origin_should_wait). Nothing has been sent yet. */
         t->h2.refused_socket = 1;
-        return CURL_SOCKET_BAD;
+        return 0;
     }
-    curl_socket_t fd = socket(address->family, address->socktype | SOCK_CLOEXEC,
-                              address->protocol);
-    if (fd < 0 || o == NULL)
-        return fd;
+    return 1;
+}
+
+int rx_origin_socket_opened(rx_transfer *t, curl_socket_t fd)
+{
+    rx_origin *o = t->h2.origin;
+    if (o == NULL)
+        return 0;
     rx_socket_entry *entry = entry_for(o->all, fd, 1);
-    if (entry == NULL) {
-        close(fd);
-        return CURL_SOCKET_BAD;
-    }
+    if (entry == NULL)
+        return -1;
     entry->origin = o;
     entry->http2 = 0;
     entry->awaiting = 0;
     o->sockets++;
-    return fd;
+    return 0;
 }
 
-int rx_origin_close_socket(void *origins, curl_socket_t fd)
+void rx_origin_socket_closing(rx_origins *all, curl_socket_t fd)
 {
-    rx_socket_entry *entry = entry_for(origins, fd, 0);
+    rx_socket_entry *entry = entry_for(all, fd, 0);
     if (entry != NULL && entry->origin != NULL) {
         rx_origin *o = entry->origin;
         o->sockets--;
@@ -334,6 +329,5 @@ int rx_origin_close_socket(void *origins, curl_socket_t fd)
         entry->awaiting = 0;
         drop_if_unused(o);
     }
-    return close(fd);
 }
 

@@ -10,7 +10,8 @@
  * (CURLMOPT_MAX_HOST_CONNECTIONS is per multi handle, and an origin that falls back to
  * HTTP/1.1 by ALPN needs more than one connection), so the engine does it:
  *
- *   - Sockets are opened through rx_origin_open_socket, which knows each transfer's origin.
+ *   - The engine opens each socket for a transfer, which knows its origin, and asks
+ *     rx_origin_may_open_socket first.
  *     Once a socket is known to speak HTTP/2 (prior knowledge, a request sent on it while
  *     another awaits its answer, or an answer that came over HTTP/2), a transfer of that
  *     origin that asks libcurl for a new socket is refused one: it fails to connect before
@@ -35,8 +36,8 @@ rx_origins *rx_origins_new(void);
 void rx_origins_free(rx_origins *all);
 
 /* An HTTP/2-capable transfer is about to be attached: 1 when it may go now, 0 when it joined
- * its origin's wait list, -1 when out of memory. The first time, its sockets' open and close
- * callbacks are installed; each time, PIPEWAIT is set as the origin needs it. */
+ * its origin's wait list, -1 when out of memory; each time, PIPEWAIT is set as the origin
+ * needs it. */
 int rx_origin_admit(rx_origins *all, rx_transfer *t);
 
 /* libcurl reported the transfer done: 1 if it only failed because it was refused a socket
@@ -71,10 +72,12 @@ static inline rx_transfer *rx_origin_next_released(const rx_transfer *t)
     return t->h2.wait_next;
 }
 
-/* CURLOPT_OPENSOCKETFUNCTION (data: the transfer) and CURLOPT_CLOSESOCKETFUNCTION (data: the
- * rx_origins, since a connection may close long after the transfer that opened it). */
-curl_socket_t rx_origin_open_socket(void *transfer, curlsocktype purpose,
-                                    struct curl_sockaddr *address);
-int rx_origin_close_socket(void *origins, curl_socket_t fd);
+/* From the engine's socket callbacks (CURLOPT_OPENSOCKETFUNCTION, CLOSESOCKETFUNCTION), for
+ * every transfer: whether t may open a new connection now (0: it was refused, see above); a
+ * socket t opened (0, or -1 when out of memory: the engine closes it and fails the connect);
+ * a socket about to close, maybe long after the transfer that opened it. */
+int rx_origin_may_open_socket(rx_transfer *t);
+int rx_origin_socket_opened(rx_transfer *t, curl_socket_t fd);
+void rx_origin_socket_closing(rx_origins *all, curl_socket_t fd);
 
 #endif

@@ -148,6 +148,7 @@ struct rx_transfer {
     /* The engine's bookkeeping: its list of started transfers (engine.c) and the timeout heap
      * (deadlines.c); nothing else touches it. */
     struct {
+        struct rx_engine *owner;   /* the engine that started it (for libcurl's callbacks) */
         rx_transfer *prev, *next;  /* the list of started transfers */
         int64_t deadline_ms;       /* key of its entry in the timeout heap (deadlines.h) */
         long heap_slot;            /* its place in that heap plus one; 0 when not in it */

@@ -1,0 +1,137 @@
+/* Watched sockets and their epoll registrations (see sockets.h). */
+#include "sockets.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+void rx_sockets_init(rx_sockets *s, int epoll_fd)
+{
+    s->epoll_fd = epoll_fd;
+    s->slots = NULL;
+    s->len = 0;
+}
+
+void rx_sockets_free(rx_sockets *s)
+{
+    free(s->slots);
+    s->slots = NULL;
+    s->len = 0;
+}
+
+static rx_socket_slot *existing_slot(const rx_sockets *s, int fd)
+{
+    return fd >= 0 && fd < s->len ? &s->slots[fd] : NULL;
+}
+
+/* The slot for fd, growing the table; NULL when out of memory. */
+static rx_socket_slot *slot_for(rx_sockets *s, int fd)
+{
+    if (fd < 0)
+        return NULL;
+    if (fd >= s->len) {
+        int len = s->len ? s->len : 64;
+        while (len <= fd)
+            len *= 2;
+        rx_socket_slot *grown = realloc(s->slots, (size_t)len * sizeof *grown);
+        if (grown == NULL)
+            return NULL;
+        memset(grown + s->len, 0, (size_t)(len - s->len) * sizeof *grown);
+        s->slots = grown;
+        s->len = len;
+    }
+    return &s->slots[fd];
+}
+
+/* Register fd for events with whichever of ADD and MOD epoll accepts: `registered` is our
+ * belief, tried first; the other covers a belief made stale by a close we did not see. */
+static int register_events(rx_sockets *s, int fd, uint32_t events, int registered)
+{
+    struct epoll_event ev = {0};
+    ev.events = events;
+    ev.data.fd = fd;
+    int op = registered ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    if (epoll_ctl(s->epoll_fd, op, fd, &ev) == 0)
+        return 0;
+    op = op == EPOLL_CTL_ADD ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    return epoll_ctl(s->epoll_fd, op, fd, &ev);
+}
+
+int rx_sockets_watch(rx_sockets *s, int fd, uint32_t events)
+{
+    rx_socket_slot *slot = slot_for(s, fd);
+    if (slot == NULL) /* out of memory: no bookkeeping, so no parking either */
+        return register_events(s, fd, events, 0);
+    slot->wanted = (uint8_t)events;
+    if (slot->watched == events)
+        return 0; /* a parked socket taken back as it was: the point of parking */
+    if (register_events(s, fd, events, slot->watched != 0) != 0) {
+        slot->watched = 0;
+        return -1;
+    }
+    slot->watched = (uint8_t)events;
+    return 0;
+}
+
+static void unregister(rx_sockets *s, int fd, rx_socket_slot *slot)
+{
+    /* Fails only for a socket closed already, which epoll forgot by itself. */
+    epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
+    if (slot != NULL)
+        slot->watched = 0;
+}
+
+void rx_sockets_unwatch(rx_sockets *s, int fd)
+{
+    rx_socket_slot *slot = existing_slot(s, fd);
+    if (slot != NULL) {
+        slot->wanted = 0;
+        slot->readable_at_ms = 0; /* a transfer that reuses the connection starts afresh */
+        /* Only for reading: a socket parked for writing would report an event at every wait. */
+        if (slot->connection && slot->watched == EPOLLIN)
+            return;
+    }
+    unregister(s, fd, slot);
+}
+
+int rx_sockets_event(rx_sockets *s, int fd, uint32_t events, int64_t now_ms)
+{
+    rx_socket_slot *slot = existing_slot(s, fd);
+    if (slot == NULL)
+        return 0;
+    if (slot->wanted == 0 && slot->watched != 0) {
+        unregister(s, fd, slot); /* libcurl looks at a pooled connection before reusing it */
+        return 1;
+    }
+    if (events & EPOLLIN)
+        slot->readable_at_ms = now_ms;
+    return 0;
+}
+
+int64_t rx_sockets_readable_at(const rx_sockets *s, int fd)
+{
+    rx_socket_slot *slot = existing_slot(s, fd);
+    return slot != NULL ? slot->readable_at_ms : 0;
+}
+
+void rx_sockets_opened(rx_sockets *s, int fd)
+{
+    rx_socket_slot *slot = slot_for(s, fd);
+    if (slot == NULL)
+        return; /* not marked as a connection: never parked */
+    memset(slot, 0, sizeof *slot); /* a new socket under a number that may have been used */
+    slot->connection = 1;
+}
+
+void rx_sockets_closing(rx_sockets *s, int fd)
+{
+    rx_socket_slot *slot = existing_slot(s, fd);
+    if (slot == NULL)
+        return;
+    /* Closing forgets the registration only when no other descriptor refers to the socket: a
+     * child forked meanwhile holds a copy, and the stale registration would then report
+     * events under a number that may be another socket's by then. */
+    if (slot->watched != 0)
+        unregister(s, fd, slot);
+    memset(slot, 0, sizeof *slot);
+}
