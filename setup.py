@@ -144,6 +144,7 @@ ext = Extension(
         "csrc/origin.c",
         "csrc/tls.c",
         "csrc/route.c",
+        "csrc/load.c",
     ],
     include_dirs=["csrc"],
     depends=[
@@ -154,6 +155,7 @@ ext = Extension(
         "csrc/origin.h",
         "csrc/tls.h",
         "csrc/route.h",
+        "csrc/load.h",
         "csrc/engine.h",
         "csrc/deadlines.h",
         "csrc/spin.h",

@@ -13,6 +13,8 @@ static long live_transfers; /* atomic */
 
 enum { RX_HEADERS_FIRST_ALLOCATION = 1000 };
 
+static char *dup_n(const char *s, size_t len);
+
 rx_transfer *rx_transfer_new(void)
 {
     rx_transfer *t = calloc(1, sizeof *t);
@@ -38,6 +40,42 @@ rx_transfer *rx_transfer_new(void)
     rx_buffer_reserve(&t->headers, RX_HEADERS_FIRST_ALLOCATION);
     __atomic_add_fetch(&live_transfers, 1, __ATOMIC_RELAXED);
     return t;
+}
+
+rx_transfer *rx_transfer_copy(const rx_transfer *src)
+{
+    rx_transfer *t = rx_transfer_new();
+    if (t == NULL)
+        return NULL;
+    if (src->method != NULL && (t->method = dup_n(src->method, strlen(src->method))) == NULL)
+        goto fail;
+    if (src->url != NULL && (t->url = dup_n(src->url, strlen(src->url))) == NULL)
+        goto fail;
+    if (src->header_lines.len > 0 &&
+        rx_buffer_append(&t->header_lines, src->header_lines.data, src->header_lines.len) != 0)
+        goto fail;
+    t->idempotent = src->idempotent;
+    t->has_content_type = src->has_content_type;
+    t->body = src->body;
+    t->body_len = src->body_len;
+    t->has_body = src->has_body;
+    t->connect_timeout_ms = src->connect_timeout_ms;
+    t->read_timeout_ms = src->read_timeout_ms;
+    t->write_timeout_ms = src->write_timeout_ms;
+    t->pool_timeout_ms = src->pool_timeout_ms;
+    t->total_timeout_ms = src->total_timeout_ms;
+    t->http_version = src->http_version;
+    t->max_header_bytes = src->max_header_bytes;
+    t->max_body_bytes = src->max_body_bytes;
+    if (src->tls != NULL)
+        rx_transfer_set_tls(t, src->tls);
+    if (src->route != NULL)
+        rx_transfer_set_route(t, src->route);
+    return t;
+
+fail:
+    rx_transfer_unref(t);
+    return NULL;
 }
 
 void rx_transfer_ref(rx_transfer *t) { __atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED); }

@@ -57,6 +57,8 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
     size_t n = size * nmemb;
     t->last_activity_ms = rx_loop_now_ms;
     t->body_received += (int64_t)n; /* a paused chunk is offered again: see below */
+    if (t->discard_body)
+        return n;
     if (t->stream) {
         size_t taken = on_stream_body(t, data, n);
         if (taken != n)
@@ -658,6 +660,10 @@ void rx_transfer_deliver(rx_transfer *t)
         t->consumer_waiting = 0;
         pthread_cond_broadcast(&t->stream_cond);
         pthread_mutex_unlock(&t->stream_lock);
+    }
+    if (t->on_delivered != NULL) {
+        t->on_delivered(t, t->on_delivered_arg); /* nobody waits for it */
+        return;
     }
     if (t->cq != NULL)
         rx_cq_push(t->cq, t);

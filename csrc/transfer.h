@@ -115,6 +115,7 @@ struct rx_transfer {
     int64_t upload_length;   /* its length when known (Content-Length), else -1: chunked */
     long max_header_bytes;   /* response header block limit; 0: RX_DEFAULT_MAX_HEADER_BYTES */
     int64_t max_body_bytes;  /* a body read whole (not streamed) is at most this; 0: no limit */
+    int discard_body;        /* count the response body's bytes, keep none (load runs, load.h) */
 
     /* ---- loop-thread state ---- */
     CURL *easy;
@@ -176,6 +177,9 @@ struct rx_transfer {
         int queued;          /* in the queue or a drained list not yet settled (queue lock) */
     } cq_link;
     void *owner;             /* opaque to C: the Python object waiting for this transfer */
+    /* Set: called on the loop thread at delivery instead of waking a waiter (load.c). */
+    void (*on_delivered)(rx_transfer *t, void *arg);
+    void *on_delivered_arg;
 
     /* ---- shared between threads ---- */
     int state;               /* atomic: RX_NEW, RX_ACTIVE, RX_DONE */
@@ -218,6 +222,10 @@ struct rx_transfer {
 #define RX_UPLOAD_HIGH_WATER (256 * 1024)
 
 rx_transfer *rx_transfer_new(void);
+/* A new transfer with src's request: method, URL, header lines, body (borrowed from the same
+ * owner), timeouts, HTTP version, TLS settings, route and response limits. NULL when out of
+ * memory. Not for fed or streamed transfers. */
+rx_transfer *rx_transfer_copy(const rx_transfer *src);
 void rx_transfer_ref(rx_transfer *t);
 void rx_transfer_unref(rx_transfer *t);
 

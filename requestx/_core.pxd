@@ -144,6 +144,30 @@ cdef extern from "engine.h" nogil:
     long rx_engine_live_easy_handles()
 
 
+
+cdef extern from "load.h" nogil:
+    ctypedef struct rx_load:
+        pass
+
+    ctypedef struct rx_load_results:
+        long completed
+        long non_2xx_3xx
+        int64_t bytes
+        const int64_t *latencies_us
+        long errors
+        int error_codes[32]
+        long error_counts[32]
+        int error_kinds
+        char first_error_text[256]
+
+    rx_load *rx_load_new(rx_engine *e, rx_transfer *request, int concurrency, long requests,
+                         long duration_ms)
+    int rx_load_start(rx_load *l)
+    int rx_load_wait(rx_load *l, long timeout_ms)
+    void rx_load_stop(rx_load *l)
+    void rx_load_results_of(const rx_load *l, rx_load_results *out)
+    void rx_load_free(rx_load *l)
+
 cdef class TLSConfig:
     cdef rx_tls *tls
     cdef dict _fields

@@ -87,6 +87,20 @@ class Engine:
         tls: TLSConfig | None,
         route: RouteConfig | None,
     ) -> tuple[int, str, bytes, Body, float]: ...
+    def start_load(
+        self,
+        method: bytes,
+        url: bytes,
+        headers: Sequence[tuple[bytes, ...]],
+        body: bytes | None,
+        timeouts: tuple[int, ...],
+        http_version: int,
+        tls: TLSConfig | None,
+        route: RouteConfig | None,
+        concurrency: int,
+        requests: int,
+        duration: float,
+    ) -> LoadRun: ...
     def submit(
         self,
         method: bytes,
@@ -137,3 +151,8 @@ class CompletionQueue:
     def drain(self) -> list[PendingTransfer]: ...
     def try_spin(self, pending: PendingTransfer) -> list[PendingTransfer] | None: ...
     def close(self) -> None: ...
+
+class LoadRun:
+    def wait(self, timeout: float) -> bool: ...
+    def stop(self) -> None: ...
+    def results(self) -> dict[str, Any]: ...

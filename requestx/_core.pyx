@@ -437,6 +437,43 @@ cdef class Engine:
             rx_transfer_unref(t)
 
 
+    def start_load(self, bytes method not None, bytes url not None, list headers not None,
+                   bytes body, tuple timeouts not None, int http_version, TLSConfig tls,
+                   RouteConfig route, int concurrency, long requests, double duration):
+        """Start a load run for `python -m requestx.bench` (csrc/load.h) and return its
+        LoadRun: the engine keeps `concurrency` copies of this request in flight, starting the
+        next as each ends, until `requests` have started (0: no limit) or `duration` seconds
+        have passed (0: no limit). No Python runs per request."""
+        cdef rx_engine *e = self._live()
+        cdef rx_transfer *t
+        cdef rx_load *run = NULL
+        cdef LoadRun load
+        cdef int rc
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, not {concurrency}")
+        if requests <= 0 and duration <= 0:
+            raise ValueError("a load run needs a number of requests or a duration")
+        t = rx_transfer_new()
+        if t == NULL:
+            raise MemoryError()
+        try:
+            _fill_request(t, method, url, headers, body, timeouts, http_version, tls, route)
+            self._set_limits(t)
+            run = rx_load_new(e, t, concurrency, max(requests, 0),
+                              <long>ceil(duration * 1000) if duration > 0 else 0)
+            if run == NULL:
+                raise MemoryError()
+        finally:
+            rx_transfer_unref(t)  # the run holds its own reference to the template
+        load = LoadRun.__new__(LoadRun)
+        load.run = run
+        load.engine = self
+        load.body = body  # borrowed by every copy until the run is freed
+        rc = rx_load_start(run)
+        if rc != 0:
+            raise EngineError(rc, "no request of the load run could be started")
+        return load
+
     def submit(self, bytes method not None, bytes url not None, list headers not None,
                bytes body, tuple timeouts not None, int http_version, TLSConfig tls,
                RouteConfig route, CompletionQueue queue not None):
@@ -787,6 +824,62 @@ cdef class CompletionQueue:
         if self.queue != NULL:
             rx_cq_close(self.queue)  # closes the eventfd once no transfer points at it
             self.queue = NULL
+
+
+@cython.final
+cdef class LoadRun:
+    """A load run under way (Engine.start_load). Its copies run on the engine's loop thread;
+    this object only waits for the run, stops it and reads its figures."""
+    cdef rx_load *run
+    cdef Engine engine  # the engine runs it: kept alive until the run is freed
+    cdef bytes body     # borrowed by the copies
+
+    def wait(self, double timeout):
+        """True once every copy has ended; False after `timeout` seconds (at most 50 ms at a
+        time, so that the caller's signal handlers run between calls)."""
+        cdef long timeout_ms = <long>(timeout * 1000)
+        cdef int rc
+        if timeout_ms > SIGNAL_CHECK_MS:
+            timeout_ms = SIGNAL_CHECK_MS
+        with nogil:
+            rc = rx_load_wait(self.run, timeout_ms)
+        return rc == 0
+
+    def stop(self):
+        """Start no further copies; those in flight end by themselves (or by their timeouts)."""
+        rx_load_stop(self.run)
+
+    def results(self):
+        """{"completed", "non_2xx_3xx", "bytes", "latencies_us" (int64 native-endian bytes, one
+        per answered request), "errors" ({code: count}), "first_error" (its text)}, once
+        wait() has returned True."""
+        cdef rx_load_results r
+        cdef int i
+        with nogil:
+            i = rx_load_wait(self.run, 0)
+        if i != 0:
+            raise RuntimeError("the load run has not finished")
+        rx_load_results_of(self.run, &r)
+        return {
+            "completed": r.completed,
+            "non_2xx_3xx": r.non_2xx_3xx,
+            "bytes": r.bytes,
+            "latencies_us": PyBytes_FromStringAndSize(<const char *>r.latencies_us,
+                                                      r.completed * 8) if r.completed else b"",
+            "errors": {r.error_codes[i]: r.error_counts[i] for i in range(r.error_kinds)},
+            "first_error": r.first_error_text.decode(errors="replace"),
+        }
+
+    def __dealloc__(self):
+        cdef rx_load *run = self.run
+        self.run = NULL
+        if run == NULL:
+            return
+        rx_load_stop(run)
+        with nogil:  # the copies borrow the body: wait for the last one
+            while rx_load_wait(run, 1000) != 0:
+                pass
+            rx_load_free(run)
 
 
 cdef int _fill_request(rx_transfer *t, bytes method, bytes url, list headers, bytes body,

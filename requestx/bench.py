@@ -1,19 +1,28 @@
 """
-A load generator in the spirit of wrk and h2load, built on requestx's AsyncClient.
+A load generator in the spirit of wrk and h2load, built on requestx's engine.
 
     python -m requestx.bench -c 64 -d 10 http://127.0.0.1:8080/
     python -m requestx.bench -c 100 -n 100000 --http2 --latency https://127.0.0.1:8443/
     python -m requestx.bench -m POST --data '{"a": 1}' -H 'Content-Type: application/json' URL
-    python -m requestx.bench -t 2 -c 200 -d 10 --json URL     (two worker processes)
+    python -m requestx.bench -e 1 -c 200 -d 10 --json URL       (one engine: one loop thread)
+    python -m requestx.bench --client -c 64 -d 10 URL           (through AsyncClient.send)
 
-`-c` connections are kept busy by as many tasks sharing one client (per worker process); each
-task sends its next request as soon as the last one's body is in, as wrk's connections do.
+By default the engines run the load themselves, as wrk's threads do: each keeps its share of
+the `-c` connections busy with copies of one prepared request, starting the next copy as each
+one's body is in, and no Python runs per request (`Engine.load`, csrc/load.h). `-e` engines
+(one loop thread each; default one per CPU, at most one per connection) share a process, and
+`-t` worker processes split the connections and requests between them.
+
+`--client` sends every request through `AsyncClient.send` instead, from as many tasks as
+connections on an event loop (`--loop`): what is measured is then requestx's Python client,
+not the server.
+
 It prints requests/s, transfer/s, CPU per request, errors by kind and, with `--latency`, the
 latency distribution; `--json` prints the same as one JSON object. The exit status is 0 when
 at least one request succeeded, 1 when none did, 2 for bad arguments.
 
-Latency is measured per request from the moment it is handed to the client until its body is
-read (wrk measures the same span on its side of the socket).
+Latency is measured per request from the moment it is handed to the engine (or the client)
+until its body is in (wrk measures the same span on its side of the socket).
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ import array
 import json
 import math
 import multiprocessing
+import os
 import sys
 import time
 import typing
@@ -56,6 +66,8 @@ class Settings(typing.NamedTuple):
     verify: bool | str
     timeout: float
     loop: str
+    client: bool = False  # through AsyncClient.send on `loop`, else the engines run the load
+    engines: int = 1  # per worker process, without `client`
 
 
 def _error_kind(exc: BaseException) -> str:
@@ -66,7 +78,7 @@ def _error_kind(exc: BaseException) -> str:
     return type(exc).__name__
 
 
-# --- one worker: an event loop, a client, `connections` tasks ----------------------------------
+# --- one worker, the client's way: an event loop, a client, `connections` tasks --------------
 
 
 async def _work(settings: Settings, share: int, budget: int | None) -> dict[str, typing.Any]:
@@ -132,8 +144,87 @@ async def _work(settings: Settings, share: int, budget: int | None) -> dict[str,
     }
 
 
+# --- one worker, the engines' way: `engines` engines each run their share of the load -------
+
+
+def _engine_client(settings: Settings, connections: int) -> typing.Any:
+    import requestx
+
+    limits = requestx.Limits(max_connections=connections, max_keepalive_connections=connections)
+    return requestx.Client(
+        limits=limits,
+        http1=not settings.h2c,
+        http2=settings.http2 or settings.h2c,
+        verify=settings.verify,
+        timeout=settings.timeout,
+        headers=settings.headers,
+        trust_env=False,
+    )
+
+
+def _work_engines(settings: Settings, share: int, budget: int | None) -> dict[str, typing.Any]:
+    from requestx._exceptions import exception_for_engine_error
+
+    engines = max(1, min(settings.engines, share))
+    connections = _split(share, engines)
+    budgets: list[int | None] = [None] * engines
+    if budget is not None:
+        budgets = list(_split(budget, engines))
+    clients = [_engine_client(settings, count) for count in connections]
+    try:
+        cpu_before = time.process_time()
+        started = time.perf_counter()
+        runs = []
+        for client, count, limit in zip(clients, connections, budgets):
+            request = client.build_request(settings.method, settings.url, content=settings.body)
+            transport = client._transport
+            arguments = transport._engine_arguments(request, client._timeouts_for(request))
+            runs.append(
+                transport._engine.start_load(
+                    *arguments, count, limit or 0, settings.duration or 0.0
+                )
+            )
+        try:
+            for run in runs:  # each engine's loop thread runs its load; this thread only waits
+                while not run.wait(0.05):
+                    pass  # between waits, Python runs signal handlers (Ctrl-C)
+        except BaseException:
+            for run in runs:
+                run.stop()
+            for run in runs:
+                while not run.wait(0.05):
+                    pass
+            raise
+        elapsed = time.perf_counter() - started
+        cpu = time.process_time() - cpu_before  # every thread of this process
+        results = [run.results() for run in runs]
+        request = clients[0].build_request(settings.method, settings.url)
+    finally:
+        for client in clients:
+            client.close()
+    latencies = array.array("q")
+    errors: dict[str, int] = {}
+    for result in results:
+        in_us = array.array("q")
+        in_us.frombytes(result["latencies_us"])
+        latencies.extend(value * 1000 for value in in_us)
+        for code, count in result["errors"].items():
+            kind = _error_kind(exception_for_engine_error(code, result["first_error"], request))
+            errors[kind] = errors.get(kind, 0) + count
+    return {
+        "elapsed": elapsed,
+        "cpu_seconds": cpu,
+        "latencies": latencies.tobytes(),
+        "errors": errors,
+        "non_2xx_3xx": sum(result["non_2xx_3xx"] for result in results),
+        "bytes": sum(result["bytes"] for result in results),
+    }
+
+
 def _run_worker(settings: Settings, share: int, budget: int | None) -> dict[str, typing.Any]:
-    """One worker process's run, on the event loop `settings.loop` names."""
+    """One worker process's run: its engines, or the event loop `settings.loop` names."""
+    if not settings.client:
+        return _work_engines(settings, share, budget)
     import anyio
 
     backend, options = "asyncio", {}
@@ -207,8 +298,10 @@ def _summarise(
         "url": settings.url,
         "connections": settings.connections,
         "processes": processes,
+        "engines": None if settings.client else settings.engines,
+        "through": "AsyncClient.send" if settings.client else "engine",
         "protocol": "h2c" if settings.h2c else ("h2 (ALPN)" if settings.http2 else "HTTP/1.1"),
-        "loop": settings.loop,
+        "loop": settings.loop if settings.client else None,
         "method": settings.method,
         "duration_seconds": elapsed,
         "requests": completed,
@@ -299,6 +392,18 @@ def _parser() -> argparse.ArgumentParser:
     )
     length.add_argument("-n", "--requests", type=_positive, help="how many requests in all")
     parser.add_argument("-t", "--processes", type=_positive, default=1, help="worker processes (1)")
+    parser.add_argument(
+        "-e",
+        "--engines",
+        type=_positive,
+        default=None,
+        help="engines (loop threads) per process (one per CPU)",
+    )
+    parser.add_argument(
+        "--client",
+        action="store_true",
+        help="send each request through AsyncClient.send on an event loop (measures the client)",
+    )
     parser.add_argument("-m", "--method", default=None, help="(GET, or POST with --data)")
     parser.add_argument("--data", help="request body; @FILE reads it from a file", default=None)
     parser.add_argument(
@@ -313,7 +418,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("-k", "--insecure", action="store_true", help="do not verify TLS")
     parser.add_argument("--timeout", type=_duration, default=10.0, help="per request (10s)")
     parser.add_argument(
-        "--loop", choices=("asyncio", "uvloop", "trio"), default=None, help="(uvloop if installed)"
+        "--loop",
+        choices=("asyncio", "uvloop", "trio"),
+        default=None,
+        help="with --client (uvloop if installed)",
     )
     parser.add_argument("--latency", action="store_true", help="print the latency distribution")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
@@ -350,6 +458,8 @@ def _settings(args: argparse.Namespace) -> Settings:
         verify=verify,
         timeout=args.timeout,
         loop=loop,
+        client=args.client,
+        engines=args.engines or os.cpu_count() or 1,
     )
 
 
@@ -374,9 +484,14 @@ def _report(result: dict[str, typing.Any], latency: bool) -> str:
     lines = []
     what = f"{result['requests']:,} requests" if result["requests"] else "no requests"
     lines.append(f"Running {result['duration_seconds']:.2f}s test @ {result['url']}")
+    how = (
+        f"{result['engines']} engine(s) per process"
+        if result["through"] == "engine"
+        else f"AsyncClient.send on {result['loop']}"
+    )
     lines.append(
-        f"  {result['processes']} process(es), {result['connections']} connections, "
-        f"{result['protocol']}, {result['loop']}, {result['method']}"
+        f"  {result['processes']} process(es), {how}, {result['connections']} connections, "
+        f"{result['protocol']}, {result['method']}"
     )
     stats = result["latency_us"]
     lines.append(

@@ -1,21 +1,33 @@
 """
 `python -m requestx.bench`, the load generator: run as a user runs it (a subprocess) against
-nginx and hypercorn, with what it reports checked against what the servers counted.
+nginx and hypercorn, with what it reports checked against what the servers counted. Both
+ways of running the load: the engines' own (the default, `Engine.load`) and `--client`
+(every request through `AsyncClient.send` on an event loop).
 """
 
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import subprocess
 import sys
+import time
 import typing
 
 import pytest
 
 from requestx import bench
+from tests.servers import RawServer
 from tests.servers.hypercorn_server import HypercornServer
 from tests.servers.nginx import Nginx, nginx_or_skip
+
+# How each test runs the load: the engines' way (one and two engines), or through the client.
+MODES = {
+    "engine": [],
+    "two-engines": ["-e", "2"],
+    "client": ["--client", "--loop", "asyncio"],
+}
 
 
 @pytest.fixture(scope="module")
@@ -35,9 +47,10 @@ def _bench(*arguments: str) -> tuple[int, dict[str, typing.Any]]:
     return done.returncode, json.loads(done.stdout)
 
 
-def test_a_counted_run_against_nginx(nginx: Nginx) -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_a_counted_run_against_nginx(nginx: Nginx, mode: str) -> None:
     before = len(nginx.requested_uris())
-    code, result = _bench("-c", "8", "-n", "500", "--loop", "asyncio", nginx.url + "/get?bench")
+    code, result = _bench(*MODES[mode], "-c", "8", "-n", "500", nginx.url + "/get?bench")
     assert code == 0
     assert result["requests"] == 500 and result["errors"] == {}
     assert nginx.requested_uris()[before:].count("/get?bench") == 500
@@ -47,6 +60,16 @@ def test_a_counted_run_against_nginx(nginx: Nginx) -> None:
     # Every response is 13 bytes of body plus its header block.
     assert result["bytes_read"] > 500 * 13
     assert result["cpu_us_per_request"] > 0
+    assert result["through"] == ("AsyncClient.send" if mode == "client" else "engine")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_counted_run_against_hypercorn(server: HypercornServer, mode: str) -> None:
+    server.reset_stats()
+    code, result = _bench(*MODES[mode], "-c", "6", "-n", "300", server.url + "/echo")
+    assert code == 0 and result["requests"] == 300 and result["errors"] == {}
+    assert server.request_count() == 300
+    assert server.connection_count() <= 6  # kept alive, one per "connection" at most
 
 
 def test_a_timed_run_with_two_processes(nginx: Nginx) -> None:
@@ -57,16 +80,30 @@ def test_a_timed_run_with_two_processes(nginx: Nginx) -> None:
     assert 0.5 <= result["duration_seconds"] < 5
 
 
-@pytest.mark.parametrize("loop", ["uvloop", "trio"])
-def test_post_with_headers_reaches_the_server(server: HypercornServer, loop: str) -> None:
+@pytest.mark.parametrize(
+    "how", [[], ["--client", "--loop", "uvloop"], ["--client", "--loop", "trio"]]
+)
+def test_post_with_headers_reaches_the_server(server: HypercornServer, how: list[str]) -> None:
     server.reset_stats()
     code, result = _bench(
-        "-n", "20", "-c", "2", "--loop", loop, "--data", '{"a": 1}',
+        *how, "-n", "20", "-c", "2", "--data", '{"a": 1}',
         "-H", "Content-Type: application/json", "-H", "X-Bench: yes", server.url + "/echo",
     )  # fmt: skip
     assert code == 0 and result["requests"] == 20
     assert result["method"] == "POST"
     assert server.request_count() == 20
+
+
+def test_the_request_the_engines_send_is_the_one_asked_for(server: HypercornServer) -> None:
+    # /echo answers with what it received; the engines keep no bodies, so ask the server how
+    # many bytes came back: a POST echo of the body and headers is larger than a GET's.
+    code, get = _bench("-n", "10", "-c", "2", server.url + "/echo")
+    assert code == 0
+    code, post = _bench(
+        "-n", "10", "-c", "2", "--data", "x" * 1000, "-H", "X-Bench: yes", server.url + "/echo"
+    )
+    assert code == 0
+    assert post["bytes_read"] - get["bytes_read"] >= 10 * 1000
 
 
 def test_http2_over_tls(nginx: Nginx) -> None:
@@ -76,23 +113,57 @@ def test_http2_over_tls(nginx: Nginx) -> None:
     assert code == 0 and result["requests"] == 200 and result["protocol"] == "h2 (ALPN)"
 
 
-def test_h2c(nginx: Nginx) -> None:
-    code, result = _bench("--h2c", "-c", "8", "-n", "100", nginx.h2c_url + "/get")
+@pytest.mark.parametrize("mode", ["engine", "client"])
+def test_h2c(nginx: Nginx, mode: str) -> None:
+    before = len(nginx.requested_uris())
+    code, result = _bench(*MODES[mode], "--h2c", "-c", "8", "-n", "100", nginx.h2c_url + "/get")
     assert code == 0 and result["requests"] == 100
+    assert len(nginx.requested_uris()) - before == 100
 
 
-def test_errors_are_counted_by_kind() -> None:
+@pytest.mark.parametrize("mode", ["engine", "client"])
+def test_errors_are_counted_by_kind(mode: str) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    code, result = _bench("-c", "2", "-n", "10", f"http://127.0.0.1:{port}/")
+    code, result = _bench(*MODES[mode], "-c", "2", "-n", "10", f"http://127.0.0.1:{port}/")
     assert code == 1  # not one request succeeded
     assert result["requests"] == 0
     assert result["errors"] == {"connect": 10}
 
 
-def test_non_2xx_responses_are_counted(server: HypercornServer) -> None:
-    code, result = _bench("-c", "2", "-n", "10", server.url + "/status/503")
+@pytest.mark.parametrize("mode", ["engine", "client"])
+def test_timeouts_are_counted_by_kind(raw_server: RawServer, mode: str) -> None:
+    # The raw server reads each request and never answers: every request times out.
+    code, result = _bench(
+        *MODES[mode], "-c", "2", "-n", "4", "--timeout", "200ms", raw_server.url + "/stall"
+    )
+    assert code == 1 and result["requests"] == 0
+    assert result["errors"] == {"timeout": 4}
+
+
+def test_ctrl_c_stops_a_long_run_promptly(nginx: Nginx) -> None:
+    bench_process = subprocess.Popen(
+        [sys.executable, "-m", "requestx.bench", "-c", "32", "-d", "60", nginx.url + "/get"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        time.sleep(1.5)  # the engines are running the load
+        sent = time.monotonic()
+        bench_process.send_signal(signal.SIGINT)
+        bench_process.wait(timeout=10)
+        assert time.monotonic() - sent < 3
+        assert bench_process.returncode == 130
+    finally:
+        bench_process.kill()
+        bench_process.communicate()
+
+
+@pytest.mark.parametrize("mode", ["engine", "client"])
+def test_non_2xx_responses_are_counted(server: HypercornServer, mode: str) -> None:
+    code, result = _bench(*MODES[mode], "-c", "2", "-n", "10", server.url + "/status/503")
     assert code == 0 and result["requests"] == 10 and result["non_2xx_3xx"] == 10
 
 

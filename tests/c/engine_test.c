@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "load.h"
 
 static int failures;
 
@@ -493,6 +494,58 @@ static void callers_drive(rx_engine *e)
           after.completed - before.completed);
 }
 
+/* Load runs (load.h): a counted run answers exactly that many, with a latency each; a timed
+ * run stopped early ends with nothing in flight; a run whose requests fail counts the errors.
+ * The template's transfer is never submitted itself. */
+static void load_runs(rx_engine *e)
+{
+    rx_transfer *template = make("GET", "/json", 5000);
+    rx_load *run = rx_load_new(e, template, 4, 40, 0);
+    CHECK(run != NULL && rx_load_start(run) == 0, "load start");
+    while (run != NULL && rx_load_wait(run, 50) != 0) {
+    }
+    rx_load_results r;
+    if (run != NULL) {
+        rx_load_results_of(run, &r);
+        CHECK(r.completed == 40 && r.errors == 0, "load: %ld answered, %ld errors", r.completed,
+              r.errors);
+        CHECK(r.non_2xx_3xx == 0 && r.bytes > 40 * 20, "load: status or bytes");
+        for (long i = 0; i < r.completed; i++)
+            CHECK(r.latencies_us[i] > 0, "load: latency %ld is %lld", i,
+                  (long long)r.latencies_us[i]);
+        rx_load_free(run);
+    }
+
+    run = rx_load_new(e, template, 8, 0, 10000); /* 10 s, stopped after 100 ms */
+    CHECK(run != NULL && rx_load_start(run) == 0, "timed load start");
+    if (run != NULL) {
+        CHECK(rx_load_wait(run, 100) != 0, "a 10 s run finished within 100 ms");
+        rx_load_stop(run);
+        CHECK(rx_load_wait(run, 5000) == 0, "a stopped run did not finish");
+        rx_load_results_of(run, &r);
+        CHECK(r.completed > 0 && r.errors == 0, "stopped load: %ld answered, %ld errors",
+              r.completed, r.errors);
+        rx_load_free(run);
+    }
+    rx_transfer_unref(template);
+
+    rx_transfer *refused_template = rx_transfer_new();
+    rx_transfer_set_method(refused_template, "GET", 3);
+    rx_transfer_set_url(refused_template, "http://127.0.0.1:1/", 19);
+    run = rx_load_new(e, refused_template, 2, 6, 0);
+    CHECK(run != NULL && rx_load_start(run) == 0, "refused load start");
+    if (run != NULL) {
+        CHECK(rx_load_wait(run, 5000) == 0, "refused load did not finish");
+        rx_load_results_of(run, &r);
+        CHECK(r.completed == 0 && r.errors == 6 && r.error_kinds == 1 &&
+                  r.error_codes[0] == CURLE_COULDNT_CONNECT && r.error_counts[0] == 6,
+              "refused load: %ld answered, %ld errors, first code %d", r.completed, r.errors,
+              r.error_kinds ? r.error_codes[0] : 0);
+        rx_load_free(run);
+    }
+    rx_transfer_unref(refused_template);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -522,6 +575,7 @@ int main(int argc, char **argv)
     fed_upload(e, 3 * 1000 * 1000);
     routed(e);
     callers_drive(e);
+    load_runs(e);
     /* An h2c client has an engine of its own, as every Client does. */
     rx_limits h2c_limits = {.max_connections = 10, .max_keepalive = 5, .keepalive_expiry_s = 5};
     rx_engine *h2c = rx_engine_new(&h2c_limits, err, sizeof err);
