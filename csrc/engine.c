@@ -949,14 +949,7 @@ int rx_engine_close(rx_engine *e, long timeout_ms)
     uint64_t one = 1;
     if (write(e->wake_fd, &one, sizeof one) < 0) { /* the loop sees `closing` after any wake */ }
 
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += timeout_ms / 1000;
-    until.tv_nsec += (timeout_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    struct timespec until = rx_clock_deadline(CLOCK_REALTIME, timeout_ms);
     if (pthread_timedjoin_np(e->thread, NULL, &until) != 0) {
         /* Stuck inside libcurl (a resolver that will not stop?). Freeing now would pull memory
          * from under a running thread: leak it instead. */

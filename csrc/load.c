@@ -178,14 +178,7 @@ int rx_load_start(rx_load *l)
 
 int rx_load_wait(rx_load *l, long timeout_ms)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += timeout_ms / 1000;
-    until.tv_nsec += (timeout_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec += 1;
-        until.tv_nsec -= 1000000000L;
-    }
+    struct timespec until = rx_clock_deadline(CLOCK_MONOTONIC, timeout_ms);
     pthread_mutex_lock(&l->lock);
     int rc = 0;
     while (!l->finished && rc != ETIMEDOUT)

@@ -9,6 +9,8 @@
 #include <strings.h>
 #include <time.h>
 
+#include "clock.h"
+
 static long live_transfers; /* atomic */
 
 enum { RX_HEADERS_FIRST_ALLOCATION = 1000 };
@@ -213,14 +215,7 @@ int rx_transfer_wait(rx_transfer *t, long timeout_ms)
         while (rc != 0 && errno == EINTR);
         return 0;
     }
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += timeout_ms / 1000;
-    ts.tv_nsec += (timeout_ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec += 1;
-        ts.tv_nsec -= 1000000000L;
-    }
+    struct timespec ts = rx_clock_deadline(CLOCK_MONOTONIC, timeout_ms);
     rc = sem_clockwait(&t->done, CLOCK_MONOTONIC, &ts);
     return rc == 0 ? 0 : errno;
 }

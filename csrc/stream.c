@@ -4,6 +4,8 @@
  * side of both is in transfer.c (on_body, on_read). See "Streaming" in transfer.h. */
 #include "transfer.h"
 
+#include "clock.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,15 +34,7 @@ int rx_stream_ready(rx_transfer *t, int want_body, int arm)
 
 static struct timespec deadline_after(long timeout_ms)
 {
-    struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline); /* the condition variable's default clock */
-    deadline.tv_sec += timeout_ms / 1000;
-    deadline.tv_nsec += (timeout_ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec += 1;
-        deadline.tv_nsec -= 1000000000L;
-    }
-    return deadline;
+    return rx_clock_deadline(CLOCK_REALTIME, timeout_ms); /* the condition variable's clock */
 }
 
 /* Wait on stream_cond (lock held) until the deadline; 0, or ETIMEDOUT. */

@@ -78,22 +78,30 @@ def _error_kind(exc: BaseException) -> str:
     return type(exc).__name__
 
 
+def _client_options(settings: Settings, connections: int) -> dict[str, typing.Any]:
+    """The client a worker (or one of its engines) uses: a pool of `connections`."""
+    import requestx
+
+    return {
+        "limits": requestx.Limits(
+            max_connections=connections, max_keepalive_connections=connections
+        ),
+        "http1": not settings.h2c,
+        "http2": settings.http2 or settings.h2c,
+        "verify": settings.verify,
+        "timeout": settings.timeout,
+        "headers": settings.headers,
+        "trust_env": False,
+    }
+
+
 # --- one worker, the client's way: an event loop, a client, `connections` tasks --------------
 
 
 async def _work(settings: Settings, share: int, budget: int | None) -> dict[str, typing.Any]:
     import requestx
 
-    limits = requestx.Limits(max_connections=share, max_keepalive_connections=share)
-    client = requestx.AsyncClient(
-        limits=limits,
-        http1=not settings.h2c,
-        http2=settings.http2 or settings.h2c,
-        verify=settings.verify,
-        timeout=settings.timeout,
-        headers=settings.headers,
-        trust_env=False,
-    )
+    client = requestx.AsyncClient(**_client_options(settings, share))
     latencies = array.array("q")  # nanoseconds, one per completed request
     errors: dict[str, int] = {}
     counts = {"non_2xx_3xx": 0, "bytes": 0}
@@ -147,21 +155,6 @@ async def _work(settings: Settings, share: int, budget: int | None) -> dict[str,
 # --- one worker, the engines' way: `engines` engines each run their share of the load -------
 
 
-def _engine_client(settings: Settings, connections: int) -> typing.Any:
-    import requestx
-
-    limits = requestx.Limits(max_connections=connections, max_keepalive_connections=connections)
-    return requestx.Client(
-        limits=limits,
-        http1=not settings.h2c,
-        http2=settings.http2 or settings.h2c,
-        verify=settings.verify,
-        timeout=settings.timeout,
-        headers=settings.headers,
-        trust_env=False,
-    )
-
-
 def _work_engines(settings: Settings, share: int, budget: int | None) -> dict[str, typing.Any]:
     from requestx._exceptions import exception_for_engine_error
 
@@ -170,7 +163,9 @@ def _work_engines(settings: Settings, share: int, budget: int | None) -> dict[st
     budgets: list[int | None] = [None] * engines
     if budget is not None:
         budgets = list(_split(budget, engines))
-    clients = [_engine_client(settings, count) for count in connections]
+    import requestx
+
+    clients = [requestx.Client(**_client_options(settings, count)) for count in connections]
     try:
         cpu_before = time.process_time()
         started = time.perf_counter()
