@@ -19,6 +19,8 @@ Scenarios:
   h2          HTTP/2 over TLS and h2c: 64 tasks on one connection (requestx, pyreqwest, httpx),
               and the latency of sequential requests (5,000 quick, 50,000 full) beside h2load:
               benchmarks/run_h2.py, run once in the project's environment
+  loadgen     the load generator: `python -m requestx.bench` (its engines, and --client)
+              against wrk, 200 connections on GET /get, interleaved rounds
 
 Method: each measurement is one process (benchmarks/sync_cell.py, async_workload.py) in the
 client's own virtual environment (benchmarks/peers.py); it warms up, then counts requests and
@@ -462,6 +464,71 @@ def h2_markdown(h2: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+LOADGEN_CONNECTIONS = 200
+LOADGEN_TOOLS = {
+    # (the report's name, the command before "-c N -d Ts URL")
+    "python -m requestx.bench": ["-m", "requestx.bench", "--json"],
+    "python -m requestx.bench --client": ["-m", "requestx.bench", "--json", "--client"],
+}
+WRK = "wrk -t1"
+
+
+def run_loadgen(python: Path, url: str, seconds: float, repeats: int) -> dict[str, Any]:
+    """requestx.bench's two ways and wrk at 200 connections, each round every tool once."""
+    duration = max(1, round(seconds * 2))
+    rounds: list[dict[str, Any]] = []
+    for _ in range(repeats):
+        row: dict[str, Any] = {}
+        for name, arguments in LOADGEN_TOOLS.items():
+            command = [str(python), *arguments, "-c", str(LOADGEN_CONNECTIONS)]
+            command += ["-d", f"{duration}s", url]
+            try:
+                done = subprocess.run(
+                    command, capture_output=True, text=True, timeout=duration + 60
+                )
+                result = json.loads(done.stdout)
+                row[name] = {
+                    "rps": result["requests_per_second"],
+                    "cpu_us": result["cpu_us_per_request"],
+                    "errors": result["errors"],
+                }
+            except (subprocess.TimeoutExpired, ValueError, KeyError) as exc:
+                row[name] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+        wrk = wrk_ceiling(url, LOADGEN_CONNECTIONS, duration)
+        row[WRK] = {"rps": wrk} if wrk else {"error": "wrk is not installed"}
+        rounds.append(row)
+    return {"connections": LOADGEN_CONNECTIONS, "seconds": duration, "rounds": rounds}
+
+
+def loadgen_markdown(loadgen: dict[str, Any]) -> str:
+    """The load generator's section of the report: medians, every round, the ratio to wrk."""
+    rounds = loadgen["rounds"]
+    lines = [
+        f"## Load generator: `python -m requestx.bench` and wrk, {loadgen['connections']} "
+        f"connections, GET /get, {loadgen['seconds']} s per run",
+        "",
+        "| tool | requests/s (median) | every round | CPU µs/request (median) |",
+        "| --- | --- | --- | --- |",
+    ]
+    medians: dict[str, float | None] = {}
+    for name in [*LOADGEN_TOOLS, WRK]:
+        runs = [row[name] for row in rounds]
+        good = [run for run in runs if run.get("rps")]
+        medians[name] = _median([run["rps"] for run in good])
+        cpu = _median([run["cpu_us"] for run in good if run.get("cpu_us")])
+        every = " / ".join(f"{run['rps']:,.0f}" if run.get("rps") else "failed" for run in runs)
+        median = f"{medians[name]:,.0f}" if medians[name] else "—"
+        failures = "; ".join(run["error"] for run in runs if run.get("error"))
+        lines.append(
+            f"| {name} | {median} | {every}{' (' + failures + ')' if failures else ''} | "
+            f"{f'{cpu:.1f}' if cpu else '—'} |"
+        )
+    ours, ceiling = medians["python -m requestx.bench"], medians[WRK]
+    if ours and ceiling:
+        lines += ["", f"**requestx.bench ÷ wrk: {ours / ceiling:.2f}** (medians)"]
+    return "\n".join(lines) + "\n"
+
+
 def _csv(value: str, allowed: list[str], what: str) -> list[str]:
     items = [item.strip() for item in value.split(",") if item.strip()]
     unknown = [item for item in items if item not in allowed]
@@ -473,7 +540,7 @@ def _csv(value: str, allowed: list[str], what: str) -> list[str]:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].strip())
     parser.add_argument("--full", action="store_true", help="every scenario (else quick)")
-    groups = ["sync-get", "async-get", "post-sweep", "mixed", "async-json1m", "h2"]
+    groups = ["sync-get", "async-get", "post-sweep", "mixed", "async-json1m", "h2", "loadgen"]
     parser.add_argument(
         "--scenarios", type=lambda v: _csv(v, groups, "scenario"), default=groups,
         help=f"comma-separated subset of {','.join(groups)}",
@@ -529,8 +596,16 @@ def main(argv: list[str] | None = None) -> int:
             for n in sorted({int(cell.key) for cell in cells if cell.group == "sync-get"}):
                 ceilings[n] = wrk_ceiling(nginx.url + "/get", n, args.seconds * 2)
         outcomes = measure_all(cells, pythons, nginx.url, args, nginx.accepted_connections)
+        loadgen: dict[str, Any] | None = None
+        if "loadgen" in args.scenarios and "requestx" in pythons:
+            print("compare: the load generator against wrk", file=sys.stderr)
+            loadgen = run_loadgen(
+                pythons["requestx"], nginx.url + "/get", args.seconds, args.repeats
+            )
     summary = summarise(outcomes)
     report = markdown(summary, ceilings, missing, environment)
+    if loadgen is not None:
+        report += "\n" + loadgen_markdown(loadgen)
     h2: dict[str, Any] | None = None
     if "h2" in args.scenarios:
         print("compare: HTTP/2 (benchmarks/run_h2.py)", file=sys.stderr)
@@ -542,6 +617,7 @@ def main(argv: list[str] | None = None) -> int:
         "missing": missing,
         "ceilings": ceilings,
         "h2": h2,
+        "loadgen": loadgen,
         "outcomes": [{"cell": asdict(o.cell), "runs": o.runs} for o in outcomes],
     }
     (out / "results.json").write_text(json.dumps(everything, indent=1))

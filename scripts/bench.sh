@@ -6,7 +6,8 @@
 #                                         about 5 minutes (more the first time: each peer's
 #                                         virtual environment is made): requestx vs httpx,
 #                                         requests, urllib3, pycurl, curl_cffi, niquests,
-#                                         aiohttp and pyreqwest, wrk as the ceiling; ends by
+#                                         aiohttp and pyreqwest, wrk as the ceiling, and
+#                                         python -m requestx.bench against wrk; ends by
 #                                         printing where the report, the JSON and the charts are
 #   scripts/bench.sh compare [arguments]  the same with its arguments (--full: every scenario)
 #   scripts/bench.sh all                  the three focused benchmarks below, one after another

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import subprocess
 import sys
 import typing
@@ -123,3 +124,25 @@ def test_the_comparison_runs(tmp_path: Path) -> None:
     if importlib.util.find_spec("matplotlib") is not None:
         assert (out / "sync-get.png").stat().st_size > 1000
     assert str(out / "report.md") in done.stdout
+
+
+def test_the_comparison_runs_the_load_generator_against_wrk(tmp_path: Path) -> None:
+    """compare.py's `loadgen` scenario: requestx.bench both ways, and wrk when installed."""
+    out = tmp_path / "report"
+    done = subprocess.run(
+        [
+            sys.executable, str(BENCHMARKS / "compare.py"), "--peers", "requestx",
+            "--repeats", "1", "--seconds", "0.5", "--scenarios", "loadgen", "--out", str(out),
+        ],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    loadgen = json.loads((out / "results.json").read_text())["loadgen"]
+    (row,) = loadgen["rounds"]
+    for tool in ("python -m requestx.bench", "python -m requestx.bench --client"):
+        assert row[tool]["rps"] > 0 and row[tool]["errors"] == {}, row
+    report = (out / "report.md").read_text()
+    assert "## Load generator" in report
+    if shutil.which("wrk"):
+        assert row["wrk -t1"]["rps"] > 0
+        assert "requestx.bench ÷ wrk" in report
