@@ -2,7 +2,8 @@
 csrc/sockets.h), so that the next request on the connection costs no epoll_ctl.
 
 What could go wrong, and is tested here against servers that close idle connections
-(the raw server closes right after its answer, nginx after a short keep-alive timeout):
+(the raw server closes right after its answer, nginx after a short keep-alive timeout, over
+plain HTTP/1.1, TLS and HTTP/2; over TLS nginx says close_notify first, over HTTP/2 GOAWAY):
 
 * a parked socket the server closed becomes readable for ever (level-triggered): the loop
   must let it go at its first event, not turn over and over while other requests wait;
@@ -36,7 +37,7 @@ MAX_TURNS_FOR_A_SLOW_REQUEST = 40
 
 @pytest.fixture(scope="module")
 def closing_nginx() -> typing.Iterator[Nginx]:
-    with nginx_or_skip(keepalive_timeout="150ms") as server:
+    with nginx_or_skip(http2=True, keepalive_timeout="150ms") as server:
         yield server
 
 
@@ -47,14 +48,18 @@ class Closer(typing.NamedTuple):
     url: str
     close_after: float
     accepted: typing.Callable[[], int]
+    options: dict[str, typing.Any]  # for the client: TLS verification, HTTP/2
 
 
-@pytest.fixture(params=["raw", "nginx"])
+@pytest.fixture(params=["raw", "nginx", "nginx-tls", "nginx-h2"])
 def closer(request: pytest.FixtureRequest, raw_server: RawServer) -> Closer:
     if request.param == "raw":
-        return Closer(raw_server.url + "/ok-then-close", 0.05, raw_server.connection_count)
+        return Closer(raw_server.url + "/ok-then-close", 0.05, raw_server.connection_count, {})
     nginx: Nginx = request.getfixturevalue("closing_nginx")
-    return Closer(nginx.url + "/get", 0.4, nginx.accepted_connections)
+    if request.param == "nginx":
+        return Closer(nginx.url + "/get", 0.4, nginx.accepted_connections, {})
+    options = {"verify": nginx.ca_file, "http2": request.param == "nginx-h2"}
+    return Closer(nginx.tls_url + "/get", 0.4, nginx.accepted_connections, options)
 
 
 async def _turns_for_a_slow_request(client: requestx.AsyncClient, server: HypercornServer) -> int:
@@ -70,7 +75,7 @@ async def test_an_idle_connection_the_server_closed_is_let_go_at_its_first_event
     closer: Closer, server: HypercornServer
 ) -> None:
     accepted = closer.accepted()
-    async with requestx.AsyncClient(timeout=5) as client:
+    async with requestx.AsyncClient(timeout=5, **closer.options) as client:
         assert (await client.get(closer.url)).status_code == 200
         await _sleep(closer.close_after)  # the idle connection is closed now: readable for ever
         # Another request keeps the loop waiting on epoll while the closed socket is parked.
@@ -107,7 +112,7 @@ def test_blocking_requests_alternate_between_a_closing_and_a_kept_connection(
 ) -> None:
     # The caller drives the engine here (rx_engine_drive): the same parking, another thread.
     accepted = closer.accepted()
-    with requestx.Client(timeout=5) as client:
+    with requestx.Client(timeout=5, **closer.options) as client:
         for _ in range(3):
             assert client.get(closer.url).status_code == 200
             time.sleep(closer.close_after)
