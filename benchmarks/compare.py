@@ -293,6 +293,12 @@ def summarise(outcomes: list[Outcome]) -> Summary:
             "connections": _median([run["connections"] for run in outcome.ok_runs()]),
             "runs": len(rps),
             "failed": failed,
+            # Every run, failed ones included: how much memory, how many requests failed.
+            "rss_mib": _median(
+                [run["max_rss_kib"] / 1024 for run in outcome.runs if run.get("max_rss_kib")]
+            ),
+            "requests": sum(run.get("requests") or 0 for run in outcome.runs),
+            "errors": sum(run.get("errors") or 0 for run in outcome.runs),
         }
     return table
 
@@ -307,6 +313,31 @@ def _cell_text(entry: dict[str, Any] | None) -> str:
     if entry.get("connections") is not None:
         text += f" · {entry['connections']:.0f} conn"
     return text
+
+
+def _memory_and_errors(
+    by_client: dict[str, dict[Any, dict[str, Any]]], keys: list[Any]
+) -> list[str]:
+    """The payload sweep's second table: each client's peak memory and error rate."""
+    lines = [
+        "Peak memory (median of the runs' peak RSS, the whole process) · requests that raised, "
+        "of all measured ones:",
+        "",
+        "| client \\ bytes | " + " | ".join(_column_title(k) for k in keys) + " |",
+        "| --- |" + " --- |" * len(keys),
+    ]
+    for client, entries in by_client.items():
+        cells = []
+        for key in keys:
+            entry = entries.get(key)
+            if entry is None or entry.get("rss_mib") is None:
+                cells.append("—")
+                continue
+            total = entry["requests"] + entry["errors"]
+            rate = entry["errors"] / total * 100 if total else 0.0
+            cells.append(f"{entry['rss_mib']:.0f} MiB · {entry['errors']:,} ({rate:.2g}%)")
+        lines.append(f"| {client} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def markdown(
@@ -357,6 +388,8 @@ def markdown(
             mine = ours.get(key, {}).get("rps")
             ratios.append(f"{mine / max(peers):.2f}×" if mine and peers else "—")
         lines.append("| **requestx ÷ best peer** | " + " | ".join(ratios) + " |")
+        if group == "post-sweep":
+            lines += ["", *_memory_and_errors(by_client, keys)]
         if group == "sync-get" and any(ceilings.values()):
             wrk = [ceilings.get(key) for key in keys]
             lines.append(

@@ -6,10 +6,10 @@
 OPERATION: `get` (GET /get, 13 bytes), `json1k` (GET /json1k, decoded), `post:SIZE` (POST a
 JSON document of SIZE bytes to /post, answer decoded), `form` (POST five urlencoded fields to
 /post, answer decoded), `download` (GET /big: 1 MiB of bytes), `json1m` (GET /json1m: 1 MiB
-of JSON, decoded). Prints one JSON object: the figures of
-workload.run_timed (requests, seconds, CPU seconds of every thread of this process) and the
-process's peak RSS. benchmarks/compare.py runs every cell this way, each in the virtual
-environment of its client, so no library runs with another's imports, threads or heap.
+of JSON, decoded). Prints one JSON object: the figures of workload.run_timed (requests,
+seconds, CPU seconds of every thread of this process, failed requests and the first failure)
+and the process's peak RSS. benchmarks/compare.py runs every cell this way, each in the
+virtual environment of its client, so no library runs with another's imports, threads or heap.
 """
 
 from __future__ import annotations
@@ -79,6 +79,7 @@ def measure(
         "cpu_seconds": measured.cpu_seconds,
         "max_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
         "error": measured.error,
+        "errors": measured.errors,
     }
 
 

@@ -90,7 +90,8 @@ class Measurement(Rates):
     requests: int = 0
     seconds: float = 0.0
     cpu_seconds: float = 0.0
-    error: str | None = None
+    error: str | None = None  # the first failure, if any (warm-up failures end the run)
+    errors: int = 0  # measured calls that raised (the others count in `requests`)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
@@ -121,17 +122,19 @@ def run_timed(calls: list[Callable[[], Any]], seconds: float, warmup: float) -> 
         except threading.BrokenBarrierError:
             return
         go.wait()
-        end, n = deadline[0], 0
-        try:
-            while n < cap:
+        end, n, failed = deadline[0], 0, 0
+        while n + failed < cap:
+            try:
                 call()
                 n += 1
-                if time.perf_counter() >= end:
-                    break
-        except Exception as exc:
-            result.error = f"{type(exc).__name__}: {exc}"
+            except Exception as exc:  # counted: the error rate is part of the measurement
+                failed += 1
+                result.error = result.error or f"{type(exc).__name__}: {exc}"
+            if time.perf_counter() >= end:
+                break
         with result._lock:
             result.requests += n
+            result.errors += failed
 
     threads = [threading.Thread(target=worker, args=(call,), daemon=True) for call in calls]
     for thread in threads:

@@ -121,6 +121,10 @@ def test_the_comparison_runs(tmp_path: Path) -> None:
         for run in outcome["runs"]:
             assert 1 <= run["connections"] <= max(cell["concurrency"], 1), (cell, run)
     assert " conn |" in report
+    # The payload sweep also reports each client's peak memory and failed requests.
+    assert "Peak memory" in report and " MiB · 0 (0%)" in report
+    sweep = [o for o in runs if o["cell"]["group"] == "post-sweep"]
+    assert all(run["errors"] == 0 and run["max_rss_kib"] > 0 for o in sweep for run in o["runs"])
     if importlib.util.find_spec("matplotlib") is not None:
         assert (out / "sync-get.png").stat().st_size > 1000
     assert str(out / "report.md") in done.stdout
@@ -146,3 +150,24 @@ def test_the_comparison_runs_the_load_generator_against_wrk(tmp_path: Path) -> N
     if shutil.which("wrk"):
         assert row["wrk -t1"]["rps"] > 0
         assert "requestx.bench ÷ wrk" in report
+
+
+def test_timed_runs_count_failed_requests_and_go_on() -> None:
+    """workload.run_timed counts the calls that raise (the error rate of the payload sweep)
+    instead of ending the run at the first one."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        from workload import run_timed
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    calls = [0]
+
+    def flaky() -> None:
+        calls[0] += 1
+        if calls[0] > 20 and calls[0] % 3 == 0:  # the warm-up (20 calls) succeeds
+            raise ConnectionError("refused")
+
+    measured = run_timed([flaky], 0.05, 0.0)
+    assert measured.errors > 0 and measured.requests > measured.errors
+    assert measured.requests + measured.errors == calls[0] - 20
+    assert measured.error == "ConnectionError: refused"
