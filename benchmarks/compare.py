@@ -297,6 +297,9 @@ def summarise(outcomes: list[Outcome]) -> Summary:
             "rss_mib": _median(
                 [run["max_rss_kib"] / 1024 for run in outcome.runs if run.get("max_rss_kib")]
             ),
+            "cpu_percent": _median(
+                [run["cpu_seconds"] / run["seconds"] * 100 for run in outcome.ok_runs()]
+            ),
             "requests": sum(run.get("requests") or 0 for run in outcome.runs),
             "errors": sum(run.get("errors") or 0 for run in outcome.runs),
         }
@@ -320,7 +323,8 @@ def _memory_and_errors(
 ) -> list[str]:
     """The payload sweep's second table: each client's peak memory and error rate."""
     lines = [
-        "Peak memory (median of the runs' peak RSS, the whole process) · requests that raised, "
+        "CPU use (median of the runs' CPU time over wall time, all threads; 100% is one core) · "
+        "peak memory (median of the runs' peak RSS, the whole process) · requests that raised, "
         "of all measured ones:",
         "",
         "| client \\ bytes | " + " | ".join(_column_title(k) for k in keys) + " |",
@@ -335,7 +339,8 @@ def _memory_and_errors(
                 continue
             total = entry["requests"] + entry["errors"]
             rate = entry["errors"] / total * 100 if total else 0.0
-            cells.append(f"{entry['rss_mib']:.0f} MiB · {entry['errors']:,} ({rate:.2g}%)")
+            cpu = f"{entry['cpu_percent']:.0f}% CPU · " if entry.get("cpu_percent") else ""
+            cells.append(f"{cpu}{entry['rss_mib']:.0f} MiB · {entry['errors']:,} ({rate:.2g}%)")
         lines.append(f"| {client} | " + " | ".join(cells) + " |")
     return lines
 

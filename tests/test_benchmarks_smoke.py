@@ -122,7 +122,7 @@ def test_the_comparison_runs(tmp_path: Path) -> None:
             assert 1 <= run["connections"] <= max(cell["concurrency"], 1), (cell, run)
     assert " conn |" in report
     # The payload sweep also reports each client's peak memory and failed requests.
-    assert "Peak memory" in report and " MiB · 0 (0%)" in report
+    assert "peak memory" in report and " MiB · 0 (0%)" in report
     sweep = [o for o in runs if o["cell"]["group"] == "post-sweep"]
     assert all(run["errors"] == 0 and run["max_rss_kib"] > 0 for o in sweep for run in o["runs"])
     if importlib.util.find_spec("matplotlib") is not None:
