@@ -110,6 +110,15 @@ class RequestxDriver(_SessionDriver):
             raise ClientUnavailable(f"requestx is not built/importable yet ({exc})") from exc
 
 
+class RequestxPerThreadDriver(RequestxDriver):
+    """requestx with a Client per thread: each thread then drives its own engine, with no
+    hand-over to a shared loop thread (docs/architecture.md, "Blocking callers drive an idle
+    engine"). Shown beside the shared client, not counted as a peer."""
+
+    name = "requestx-per-thread"
+    thread_safe = False  # one driver, so one Client, per thread (workload.make_drivers)
+
+
 class HttpxDriver(_SessionDriver):
     name = "httpx"
     thread_safe = True
@@ -230,6 +239,7 @@ class Urllib3Driver(Driver):
 
 DRIVERS: dict[str, Callable[[], Driver]] = {
     "requestx": RequestxDriver,
+    "requestx-per-thread": RequestxPerThreadDriver,
     "httpx": HttpxDriver,
     "requests": RequestsDriver,
     "pycurl": PycurlDriver,

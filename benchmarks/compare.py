@@ -79,6 +79,8 @@ MIXED_TITLES = {
     "download": "GET 1 MiB bytes",
     "json1m": "GET json 1 MiB",
 }
+# requestx set up another way, shown beside requestx but not counted among its peers.
+OURS_BESIDE = ("requestx-per-thread",)
 CELL_TIMEOUT_EXTRA = 90.0  # seconds a cell may take beyond its warm-up and measurement
 
 
@@ -118,6 +120,8 @@ def plan(full: bool, clients: list[str], groups: list[str]) -> list[Cell]:
     if "sync-get" in groups:
         for n in concurrency:
             cells += [Cell("sync-get", n, c, "sync", "get", n) for c in sync_clients]
+    # A client per thread differs from the shared one only when there are several threads.
+    sync_clients = [c for c in sync_clients if c not in OURS_BESIDE]
     if "async-get" in groups:
         for loop in LOOPS_FULL if full else LOOPS_QUICK:
             for n in concurrency if full else ASYNC_CONCURRENCY_QUICK:
@@ -363,7 +367,8 @@ def markdown(
         "process) · median connections nginx accepted during a run (warm-up included; more "
         "than the concurrency means the client did not keep its connections alive). The last "
         "rows divide requestx's median by the best other client's, and by wrk's (the C "
-        "ceiling).",
+        "ceiling). requestx-per-thread is requestx with a Client per thread (each thread then "
+        "drives its own engine): shown for comparison, not counted as a peer.",
         "",
     ]
     if environment.get("load_warning"):
@@ -388,7 +393,10 @@ def markdown(
             peers = [
                 entries[key]["rps"]
                 for client, entries in by_client.items()
-                if client != "requestx" and key in entries and entries[key]["rps"]
+                if client != "requestx"
+                and client not in OURS_BESIDE
+                and key in entries
+                and entries[key]["rps"]
             ]
             mine = ours.get(key, {}).get("rps")
             ratios.append(f"{mine / max(peers):.2f}×" if mine and peers else "—")

@@ -35,6 +35,7 @@ PEERS: dict[str, Peer] = {
     peer.name: peer
     for peer in (
         Peer("requestx", (), True, True),
+        Peer("requestx-per-thread", (), True, False),  # sync-get only (compare.plan)
         Peer("httpx", ("httpx==0.28.1", "h2>=4", "trio>=0.22", *_ASYNC), True, True),
         Peer("requests", ("requests>=2.31",), True, False),
         Peer("urllib3", ("urllib3>=2",), True, False),
