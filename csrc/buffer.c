@@ -63,3 +63,18 @@ void rx_buffer_free_stolen(char *data)
 }
 
 long rx_buffer_live_count(void) { return __atomic_load_n(&live_buffers, __ATOMIC_RELAXED); }
+
+void *rx_table_grow(void *table, size_t *len, size_t size, size_t index)
+{
+    if (index < *len)
+        return table;
+    size_t grown_len = *len ? *len : 64;
+    while (grown_len <= index)
+        grown_len *= 2;
+    char *grown = realloc(table, grown_len * size);
+    if (grown == NULL)
+        return NULL;
+    memset(grown + *len * size, 0, (grown_len - *len) * size);
+    *len = grown_len;
+    return grown;
+}

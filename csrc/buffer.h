@@ -31,6 +31,12 @@ void rx_buffer_free(rx_buffer *b);
 /* Free what rx_buffer_steal() handed out (NULL is fine). */
 void rx_buffer_free_stolen(char *data);
 
+/* Tables indexed by a socket descriptor (sockets.c, origin.c): `table`, an array of `*len`
+ * entries of `size` bytes, made long enough to hold entry `index`, grown by doubling (from 64)
+ * with the new entries zeroed. Returns the table (maybe moved, *len updated), or NULL when out
+ * of memory (the table is then unchanged). */
+void *rx_table_grow(void *table, size_t *len, size_t size, size_t index);
+
 /* Buffer allocations alive in this process, stolen ones included (tests assert it returns to
  * zero once every client and response is gone). */
 long rx_buffer_live_count(void);

@@ -621,9 +621,9 @@ static void run_loop_body(rx_engine *e, struct epoll_event *events, int n)
 }
 
 /* The loop thread, with nothing in flight: give up driving and sleep until a command arrives,
- * curl's timer is due or a caller that drove hands the loop back with work left. The sockets
- * of idle connections are not watched meanwhile; libcurl checks a pooled connection before it
- * reuses it. Returns 1 when the engine is closing (and no caller drives any more). */
+ * curl's timer is due or a caller that drove hands the loop back with work left. Nobody waits
+ * on epoll meanwhile, so idle connections (parked, sockets.h) are not watched; libcurl checks a
+ * pooled connection before it reuses it. Returns 1 when the engine is closing (and no caller drives any more). */
 static int park(rx_engine *e)
 {
     pthread_mutex_lock(&e->lock);

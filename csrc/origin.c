@@ -1,6 +1,8 @@
 /* HTTP/2 origins: one connection each, requests beyond its stream limit wait (see origin.h). */
 #include "origin.h"
 
+#include "buffer.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -265,17 +267,12 @@ static rx_socket_entry *entry_for(rx_origins *all, curl_socket_t fd, int grow)
     if (fd < 0)
         return NULL;
     if ((size_t)fd >= all->by_fd_len) {
-        if (!grow)
-            return NULL;
-        size_t len = all->by_fd_len ? all->by_fd_len : 64;
-        while (len <= (size_t)fd)
-            len *= 2;
-        rx_socket_entry *grown = realloc(all->by_fd, len * sizeof *grown);
+        rx_socket_entry *grown = grow ? rx_table_grow(all->by_fd, &all->by_fd_len,
+                                                      sizeof *all->by_fd, (size_t)fd)
+                                      : NULL;
         if (grown == NULL)
             return NULL;
-        memset(grown + all->by_fd_len, 0, (len - all->by_fd_len) * sizeof *grown);
         all->by_fd = grown;
-        all->by_fd_len = len;
     }
     return &all->by_fd[fd];
 }

@@ -1,6 +1,8 @@
 /* Watched sockets and their epoll registrations (see sockets.h). */
 #include "sockets.h"
 
+#include "buffer.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -21,7 +23,7 @@ void rx_sockets_free(rx_sockets *s)
 
 static rx_socket_slot *existing_slot(const rx_sockets *s, int fd)
 {
-    return fd >= 0 && fd < s->len ? &s->slots[fd] : NULL;
+    return fd >= 0 && (size_t)fd < s->len ? &s->slots[fd] : NULL;
 }
 
 /* The slot for fd, growing the table; NULL when out of memory. */
@@ -29,18 +31,11 @@ static rx_socket_slot *slot_for(rx_sockets *s, int fd)
 {
     if (fd < 0)
         return NULL;
-    if (fd >= s->len) {
-        int len = s->len ? s->len : 64;
-        while (len <= fd)
-            len *= 2;
-        rx_socket_slot *grown = realloc(s->slots, (size_t)len * sizeof *grown);
-        if (grown == NULL)
-            return NULL;
-        memset(grown + s->len, 0, (size_t)(len - s->len) * sizeof *grown);
-        s->slots = grown;
-        s->len = len;
-    }
-    return &s->slots[fd];
+    rx_socket_slot *slots = rx_table_grow(s->slots, &s->len, sizeof *s->slots, (size_t)fd);
+    if (slots == NULL)
+        return NULL;
+    s->slots = slots;
+    return &slots[fd];
 }
 
 /* Register fd for events with whichever of ADD and MOD epoll accepts: `registered` is our

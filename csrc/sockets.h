@@ -17,6 +17,7 @@
 #ifndef RX_SOCKETS_H
 #define RX_SOCKETS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct rx_socket_slot {
@@ -28,8 +29,8 @@ typedef struct rx_socket_slot {
 
 typedef struct rx_sockets {
     int epoll_fd;
-    rx_socket_slot *slots; /* indexed by descriptor, grown on demand */
-    int len;
+    rx_socket_slot *slots; /* indexed by descriptor, grown on demand (rx_table_entry) */
+    size_t len;
 } rx_sockets;
 
 void rx_sockets_init(rx_sockets *s, int epoll_fd);

@@ -213,7 +213,9 @@ cdef class Engine:
     cdef unsigned long fork_generation
     cdef bint closed
     cdef object __weakref__
-    cdef void _set_limits(self, rx_transfer *t) noexcept
+    cdef rx_transfer *_new_transfer(self, bytes method, bytes url, list headers, bytes body,
+                                    tuple timeouts, int http_version, TLSConfig tls,
+                                    RouteConfig route) except NULL
     cdef rx_engine *_live(self) except NULL
     cdef PendingTransfer _start(self, bytes method, bytes url, list headers, bytes body,
                                 tuple timeouts, int http_version, TLSConfig tls,

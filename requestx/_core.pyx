@@ -360,10 +360,22 @@ cdef class Engine:
             else:
                 rx_engine_abandon(e)
 
-    cdef void _set_limits(self, rx_transfer *t) noexcept:
-        """The engine's limits on what a response may make it hold."""
+    cdef rx_transfer *_new_transfer(self, bytes method, bytes url, list headers, bytes body,
+                                    tuple timeouts, int http_version, TLSConfig tls,
+                                    RouteConfig route) except NULL:
+        """A transfer holding this request and the engine's limits on what a response may make
+        it hold; the caller owns its one reference (released here if the request is refused)."""
+        cdef rx_transfer *t = rx_transfer_new()
+        if t == NULL:
+            raise MemoryError()
+        try:
+            _fill_request(t, method, url, headers, body, timeouts, http_version, tls, route)
+        except BaseException:
+            rx_transfer_unref(t)
+            raise
         t.max_header_bytes = self.max_header_bytes
         t.max_body_bytes = self.max_body_bytes
+        return t
 
     cdef rx_engine *_live(self) except NULL:
         """The running engine, started on first use (and again in a forked child)."""
@@ -415,13 +427,10 @@ cdef class Engine:
         or raises EngineError; KeyboardInterrupt (or any signal handler's exception) cancels
         the transfer and propagates."""
         cdef rx_engine *e = self._live()
-        cdef rx_transfer *t = rx_transfer_new()
+        cdef rx_transfer *t = self._new_transfer(method, url, headers, body, timeouts,
+                                                 http_version, tls, route)
         cdef int driven
-        if t == NULL:
-            raise MemoryError()
         try:
-            _fill_request(t, method, url, headers, body, timeouts, http_version, tls, route)
-            self._set_limits(t)
             # An idle engine is driven from this thread (engine.h); else the loop thread runs it.
             with nogil:
                 driven = rx_engine_drive(e, t, SIGNAL_CHECK_MS)
@@ -453,12 +462,8 @@ cdef class Engine:
             raise ValueError(f"concurrency must be at least 1, not {concurrency}")
         if requests <= 0 and duration <= 0:
             raise ValueError("a load run needs a number of requests or a duration")
-        t = rx_transfer_new()
-        if t == NULL:
-            raise MemoryError()
+        t = self._new_transfer(method, url, headers, body, timeouts, http_version, tls, route)
         try:
-            _fill_request(t, method, url, headers, body, timeouts, http_version, tls, route)
-            self._set_limits(t)
             run = rx_load_new(e, t, concurrency, max(requests, 0),
                               <long>ceil(duration * 1000) if duration > 0 else 0)
             if run == NULL:
@@ -508,16 +513,12 @@ cdef class Engine:
             raise EngineError(RX_E_ENGINE_CLOSED, "the event loop's completion queue is closed")
         cdef rx_engine *e = self._live()
         cdef PendingTransfer pending = PendingTransfer.__new__(PendingTransfer)
-        pending.transfer = rx_transfer_new()
-        if pending.transfer == NULL:
-            raise MemoryError()
+        pending.transfer = self._new_transfer(method, url, headers, body, timeouts,
+                                              http_version, tls, route)
         pending.engine = self
         pending.body = body  # borrowed by C until the transfer completes
         pending.streaming = streaming
         pending.blocking = queue is None
-        _fill_request(pending.transfer, method, url, headers, body, timeouts, http_version,
-                      tls, route)
-        self._set_limits(pending.transfer)
         pending.transfer.stream = stream_response
         if upload_length >= -1:
             pending.transfer.upload_stream = 1
@@ -854,10 +855,10 @@ cdef class LoadRun:
         per answered request), "errors" ({code: count}), "first_error" (its text)}, once
         wait() has returned True."""
         cdef rx_load_results r
-        cdef int i
+        cdef int i, rc
         with nogil:
-            i = rx_load_wait(self.run, 0)
-        if i != 0:
+            rc = rx_load_wait(self.run, 0)
+        if rc != 0:
             raise RuntimeError("the load run has not finished")
         rx_load_results_of(self.run, &r)
         return {
