@@ -103,7 +103,10 @@ def _get_shared_engine() -> _core.Engine:
     if _shared_engine is None:
         limits = DEFAULT_LIMITS
         _shared_engine = _core.Engine(
-            limits.max_connections, limits.max_keepalive_connections, limits.keepalive_expiry
+            limits.max_connections,
+            limits.max_keepalive_connections,
+            limits.keepalive_expiry,
+            blocking_lanes=True,
         )
     return _shared_engine
 

@@ -192,6 +192,7 @@ cdef class CompletionQueue:
 cdef class PendingTransfer:
     cdef rx_transfer *transfer
     cdef Engine engine
+    cdef Engine lane_owner         # a blocking stream on a lane: the engine it goes back to
     cdef object body
     cdef bint streaming
     cdef bint blocking
@@ -200,6 +201,7 @@ cdef class PendingTransfer:
     cdef Py_ssize_t fed_offset     # ... and how much of it was taken
     cdef public object waiter
     cdef void _stop_blocking_stream(self)
+    cdef void _give_back_lane(self)
     cdef int _wait_stream(self, int what) except -1
     cdef void _resume(self)
     cdef rx_transfer *_stream_transfer(self) except NULL
@@ -213,6 +215,17 @@ cdef class Engine:
     cdef unsigned long fork_generation
     cdef bint closed
     cdef object __weakref__
+    # Blocking lanes (Engine.perform): engines of one connection each, one per blocking caller
+    cdef int lanes_left            # lanes that may still be made
+    cdef list lanes                # every lane made
+    cdef list idle_lanes           # lanes no caller holds, most recently used last
+    cdef rx_limits lane_limits
+    cdef bytes origin              # a lane's: the origin of its last request
+    cdef bytes route_key           # a lane's: the route (proxy, ...) of its last request
+    cdef void _reserve_lanes(self)
+    cdef object _run(self, rx_transfer *t)
+    cdef Engine _take_lane(self, bytes url, RouteConfig route)
+    cdef int _check_open(self) except -1
     cdef rx_transfer *_new_transfer(self, bytes method, bytes url, list headers, bytes body,
                                     tuple timeouts, int http_version, TLSConfig tls,
                                     RouteConfig route) except NULL

@@ -101,6 +101,9 @@ DEF WAIT_ROOM = 2
 # Bumped in a child after fork(): engines created before it belong to the parent's threads.
 cdef unsigned long _fork_generation = 0
 
+# Most blocking lanes an engine makes (Engine._reserve_lanes).
+DEF MAX_LANES = 64
+
 def _after_fork_in_child():
     global _fork_generation
     _fork_generation += 1
@@ -327,7 +330,7 @@ cdef class Engine:
     """
 
     def __cinit__(self, max_connections=None, max_keepalive=None, keepalive_expiry=None,
-                  max_header_bytes=None, max_body_bytes=None):
+                  max_header_bytes=None, max_body_bytes=None, bint blocking_lanes=False):
         self.limits.max_connections = 0 if max_connections is None else max_connections
         self.limits.max_keepalive = -1 if max_keepalive is None else max_keepalive
         if keepalive_expiry is None:
@@ -349,6 +352,27 @@ cdef class Engine:
             self.max_body_bytes = max_body_bytes
         self.engine = NULL
         self.fork_generation = _fork_generation
+        self.lanes = []
+        self.idle_lanes = []
+        self.lanes_left = 0
+        if blocking_lanes:
+            self._reserve_lanes()
+
+    cdef void _reserve_lanes(self):
+        """Blocking lanes: HTTP/1.1 requests and streams of blocking callers run on engines
+        of their own, one connection each, so that threads do not queue behind one loop
+        thread (docs/architecture.md, "Blocking lanes"). The lanes' connections come out of
+        max_connections, which stays a cap on the whole client: up to MAX_LANES lanes, and
+        never more than half of the connections."""
+        cdef long lanes = MAX_LANES
+        if self.limits.max_connections > 0:
+            lanes = min(lanes, self.limits.max_connections // 2)
+            self.limits.max_connections -= lanes
+        self.lanes_left = lanes
+        self.lane_limits = self.limits
+        self.lane_limits.max_connections = 1
+        # One idle connection kept per lane, none if the client keeps none.
+        self.lane_limits.max_keepalive = 0 if self.limits.max_keepalive == 0 else 1
 
     def __dealloc__(self):
         cdef rx_engine *e = self.engine
@@ -377,11 +401,15 @@ cdef class Engine:
         t.max_body_bytes = self.max_body_bytes
         return t
 
+    cdef int _check_open(self) except -1:
+        if self.closed:
+            raise EngineError(RX_E_ENGINE_CLOSED, "the client has been closed")
+        return 0
+
     cdef rx_engine *_live(self) except NULL:
         """The running engine, started on first use (and again in a forked child)."""
         cdef char err[256]
-        if self.closed:
-            raise EngineError(RX_E_ENGINE_CLOSED, "the client has been closed")
+        self._check_open()
         if self.engine != NULL and self.fork_generation != _fork_generation:
             rx_engine_abandon(self.engine)
             self.engine = NULL
@@ -403,6 +431,9 @@ cdef class Engine:
         if self.closed:
             return
         self.closed = True
+        self.lanes_left = 0
+        for lane in self.lanes:
+            lane.close()
         if e != NULL and self.fork_generation == _fork_generation:
             with nogil:
                 rx_engine_close(e, 2000)
@@ -411,11 +442,18 @@ cdef class Engine:
         """Loop counters, for tests and debugging."""
         cdef rx_engine_stats s
         if self.engine == NULL:
-            return {"running": 0, "completed": 0, "wakeups": 0, "sleeps": 0, "easy_pooled": 0,
-                    "driven": 0}
-        rx_engine_get_stats(self.engine, &s)
-        return {"running": s.running, "completed": s.completed, "wakeups": s.wakeups,
-                "sleeps": s.sleeps, "easy_pooled": s.easy_pooled, "driven": s.driven}
+            totals = {"running": 0, "completed": 0, "wakeups": 0, "sleeps": 0,
+                      "easy_pooled": 0, "driven": 0, "engines": 0}
+        else:
+            rx_engine_get_stats(self.engine, &s)
+            totals = {"running": s.running, "completed": s.completed, "wakeups": s.wakeups,
+                      "sleeps": s.sleeps, "easy_pooled": s.easy_pooled, "driven": s.driven,
+                      "engines": 1}  # engines started: loop threads
+        totals["lanes"] = len(self.lanes)
+        for lane in self.lanes:  # the client's figures include its blocking lanes
+            for key, value in lane.stats().items():
+                totals[key] += value
+        return totals
 
     def perform(self, bytes method not None, bytes url not None, list headers not None,
                 bytes body, tuple timeouts not None, int http_version, TLSConfig tls,
@@ -426,24 +464,68 @@ cdef class Engine:
         from timeouts_ms(). Returns (status, http_version, raw_header_block, Body, elapsed_s)
         or raises EngineError; KeyboardInterrupt (or any signal handler's exception) cancels
         the transfer and propagates."""
-        cdef rx_engine *e = self._live()
+        self._check_open()
         cdef rx_transfer *t = self._new_transfer(method, url, headers, body, timeouts,
                                                  http_version, tls, route)
-        cdef int driven
+        cdef Engine lane
         try:
-            # An idle engine is driven from this thread (engine.h); else the loop thread runs it.
-            with nogil:
-                driven = rx_engine_drive(e, t, SIGNAL_CHECK_MS)
-            try:
-                if not driven and rx_engine_submit(e, t) != 0:
-                    raise EngineError(RX_E_ENGINE_CLOSED, "the client has been closed")
-                if not (driven and rx_transfer_try_collect(t)):
-                    _wait_blocking(e, t, driven)
-            finally:
-                rx_engine_drive_end(e)
-            return _take_result(t)
+            if http_version == RX_HTTP_1_1 and (self.lanes_left or self.idle_lanes):
+                lane = self._take_lane(url, route)
+                if lane is not None:
+                    try:
+                        return lane._run(t)
+                    finally:
+                        self.idle_lanes.append(lane)
+            return self._run(t)
         finally:
             rx_transfer_unref(t)
+
+    cdef Engine _take_lane(self, bytes url, RouteConfig route):
+        """An idle lane for a request to `url`: the most recent one whose connection goes to
+        its origin, else a new one while lanes are left, else the least recently used. None
+        when every lane is held (the request then runs on this engine). The caller puts it
+        back in idle_lanes once its transfer is over. Runs under the GIL, which makes the
+        list operations atomic between threads."""
+        cdef Engine lane
+        cdef Py_ssize_t i
+        cdef Py_ssize_t end = url.find(b"/", 8)
+        cdef bytes origin = url if end < 0 else url[:end]  # scheme://host:port
+        cdef bytes route_key = None if route is None else route.key
+        for i in range(len(self.idle_lanes) - 1, -1, -1):
+            lane = self.idle_lanes[i]
+            if lane.origin == origin and lane.route_key == route_key:
+                del self.idle_lanes[i]
+                return lane
+        if self.lanes_left > 0:
+            self.lanes_left -= 1
+            lane = Engine.__new__(Engine)
+            lane.limits = self.lane_limits
+            lane.max_header_bytes = self.max_header_bytes
+            lane.max_body_bytes = self.max_body_bytes
+            self.lanes.append(lane)
+        elif self.idle_lanes:
+            lane = self.idle_lanes.pop(0)
+        else:
+            return None
+        lane.origin = origin
+        lane.route_key = route_key
+        return lane
+
+    cdef object _run(self, rx_transfer *t):
+        """Run `t` on this engine, blocking: drive it from this thread if the engine is idle
+        (engine.h), else submit it to the loop thread and wait. Returns _take_result(t)."""
+        cdef rx_engine *e = self._live()
+        cdef int driven
+        with nogil:
+            driven = rx_engine_drive(e, t, SIGNAL_CHECK_MS)
+        try:
+            if not driven and rx_engine_submit(e, t) != 0:
+                raise EngineError(RX_E_ENGINE_CLOSED, "the client has been closed")
+            if not (driven and rx_transfer_try_collect(t)):
+                _wait_blocking(e, t, driven)
+        finally:
+            rx_engine_drive_end(e)
+        return _take_result(t)
 
 
     def start_load(self, bytes method not None, bytes url not None, list headers not None,
@@ -509,16 +591,25 @@ cdef class Engine:
                                 RouteConfig route, CompletionQueue queue, bint streaming,
                                 bint stream_response, long long upload_length):
         """submit() and open_stream(): a PendingTransfer on its way."""
+        cdef Engine lane
         if queue is not None and queue.closed:
             raise EngineError(RX_E_ENGINE_CLOSED, "the event loop's completion queue is closed")
-        cdef rx_engine *e = self._live()
+        self._check_open()
         cdef PendingTransfer pending = PendingTransfer.__new__(PendingTransfer)
         pending.transfer = self._new_transfer(method, url, headers, body, timeouts,
                                               http_version, tls, route)
         pending.engine = self
+        if (queue is None and http_version == RX_HTTP_1_1
+                and (self.lanes_left or self.idle_lanes)):
+            # A blocking stream holds its lane until it is closed (_give_back_lane), as it
+            # would hold a connection of the pool.
+            lane = self._take_lane(url, route)
+            if lane is not None:
+                pending.engine = lane
+                pending.lane_owner = self
+        cdef rx_engine *e = pending.engine._live()
         pending.body = body  # borrowed by C until the transfer completes
         pending.streaming = streaming
-        pending.blocking = queue is None
         pending.transfer.stream = stream_response
         if upload_length >= -1:
             pending.transfer.upload_stream = 1
@@ -527,6 +618,9 @@ cdef class Engine:
             rx_transfer_set_completion_queue(pending.transfer, queue.queue)
         if rx_engine_submit(e, pending.transfer) != 0:
             raise EngineError(RX_E_ENGINE_CLOSED, "the client has been closed")
+        # Only now: a blocking PendingTransfer is stopped and waited for when let go of, and
+        # one that was never submitted would be waited for forever.
+        pending.blocking = queue is None
         if queue is not None:
             queue.pending[<size_t>pending.transfer] = pending
         return pending
@@ -547,6 +641,14 @@ cdef class PendingTransfer:
                 self._stop_blocking_stream()
             rx_transfer_unref(self.transfer)
             self.transfer = NULL
+        self._give_back_lane()
+
+    cdef void _give_back_lane(self):
+        """A blocking stream's lane is free again once its transfer is over (done, or
+        stopped and let go of by the loop thread)."""
+        if self.lane_owner is not None:
+            self.lane_owner.idle_lanes.append(self.engine)
+            self.lane_owner = None
 
     cdef void _stop_blocking_stream(self):
         """A blocking stream let go of: cancel it and wait until the loop thread is done with
@@ -656,6 +758,7 @@ cdef class PendingTransfer:
         return what perform() returns (or raise EngineError)."""
         cdef rx_transfer *t = self._stream_transfer()
         _wait_blocking(self.engine.engine, t)
+        self._give_back_lane()
         return _take_result(t)
 
     cdef rx_transfer *_stream_transfer(self) except NULL:
@@ -732,6 +835,7 @@ cdef class PendingTransfer:
             self.body = None
             rx_transfer_unref(self.transfer)
             self.transfer = NULL
+            self._give_back_lane()
         else:
             self.cancel()
 

@@ -207,6 +207,8 @@ class _EngineTransport:
     into the engine's once, and the two ends of a trip through the engine
     (`_engine_arguments`, `_build_response`)."""
 
+    _blocking = False  # whose callers wait in perform(): they get blocking lanes
+
     def __init__(
         self,
         verify: typing.Any = True,
@@ -253,6 +255,9 @@ class _EngineTransport:
                 limits.keepalive_expiry,
                 max_header_bytes,
                 max_body_bytes,
+                # A blocking HTTP/1.1 client gives each calling thread an engine of its own
+                # (Engine._reserve_lanes); HTTP/2 keeps one connection per origin instead.
+                blocking_lanes=self._blocking and self._http_version == _HTTP_VERSION_1_1,
             )
         self._engine = engine
 
@@ -321,6 +326,8 @@ class _EngineTransport:
 class HTTPTransport(_EngineTransport, BaseTransport):
     """The engine, configured the way httpx's `HTTPTransport` is (see the module docstring).
     `retries` retries requests that fail to connect, as httpx does."""
+
+    _blocking = True
 
     def handle_request(self, request: Request) -> Response:
         """Send one request as-is (no redirects, auth or cookies); the response streams."""

@@ -186,7 +186,11 @@ def test_close_releases_every_descriptor_and_the_thread(fast: FastServer) -> Non
     during = _open_fds() - fds_before
     # The measurement sees the client: its sockets (pooled connections) and engine fds are open.
     assert sum(1 for _, target in during if target.startswith("socket:")) >= 1
-    assert _settle(lambda: _engine_threads() == threads_before + 1)
+    # A loop thread per engine started: the client's own and its blocking lanes
+    # (test_blocking_lanes), which take the requests first.
+    started = client._engine.stats()["engines"]
+    assert started >= 1 + (client._engine.stats()["lanes"] > 1)
+    assert _settle(lambda: _engine_threads() == threads_before + started)
 
     client.close()
     gc.collect()
@@ -216,6 +220,8 @@ def test_an_unclosed_client_is_cleaned_up_by_garbage_collection(fast: FastServer
     threads_before = _engine_threads_baseline()
     client = requestx.Client()
     assert client.get(fast.url).status_code == 200
+    # One request, on a blocking lane (test_blocking_lanes): the lane's engine alone started.
+    assert client._engine.stats()["lanes"] == 1
     assert _settle(lambda: _engine_threads() == threads_before + 1)
     del client
     gc.collect()
