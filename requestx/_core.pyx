@@ -502,6 +502,13 @@ cdef class Engine:
             lane.limits = self.lane_limits
             lane.max_header_bytes = self.max_header_bytes
             lane.max_body_bytes = self.max_body_bytes
+            try:
+                lane._live()
+            except EngineError:
+                # No thread to be had (a process limit): this engine serves instead, and no
+                # more lanes are tried.
+                self.lanes_left = 0
+                return None
             self.lanes.append(lane)
         elif self.idle_lanes:
             lane = self.idle_lanes.pop(0)
