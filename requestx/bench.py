@@ -9,7 +9,7 @@ A load generator in the spirit of wrk and h2load, built on requestx's engine.
 
 By default the engines run the load themselves, as wrk's threads do: each keeps its share of
 the `-c` connections busy with copies of one prepared request, starting the next copy as each
-one's body is in, and no Python runs per request (`Engine.load`, csrc/load.h). `-e` engines
+one's body is in, and no Python runs per request (`Engine.start_load`, csrc/load.h). `-e` engines
 (one loop thread each; default one per CPU, at most one per connection) share a process, and
 `-t` worker processes split the connections and requests between them.
 
@@ -155,7 +155,16 @@ async def _work(settings: Settings, share: int, budget: int | None) -> dict[str,
 # --- one worker, the engines' way: `engines` engines each run their share of the load -------
 
 
+def _wait_for_runs(runs: list[typing.Any]) -> None:
+    """Until every load run has ended, 50 ms at a time so that Python runs signal handlers
+    (Ctrl-C) between waits; each engine's loop thread runs its load meanwhile."""
+    for run in runs:
+        while not run.wait(0.05):
+            pass
+
+
 def _work_engines(settings: Settings, share: int, budget: int | None) -> dict[str, typing.Any]:
+    import requestx
     from requestx._exceptions import exception_for_engine_error
 
     engines = max(1, min(settings.engines, share))
@@ -163,9 +172,10 @@ def _work_engines(settings: Settings, share: int, budget: int | None) -> dict[st
     budgets: list[int | None] = [None] * engines
     if budget is not None:
         budgets = list(_split(budget, engines))
-    import requestx
-
-    clients = [requestx.Client(**_client_options(settings, count)) for count in connections]
+    # The clients only prepare the request and own the engines. An AsyncClient's engine keeps
+    # every connection for the load; a blocking Client's keeps half for its blocking lanes
+    # (Engine._reserve_lanes), which a load run does not use.
+    clients = [requestx.AsyncClient(**_client_options(settings, count)) for count in connections]
     try:
         cpu_before = time.process_time()
         started = time.perf_counter()
@@ -180,23 +190,18 @@ def _work_engines(settings: Settings, share: int, budget: int | None) -> dict[st
                 )
             )
         try:
-            for run in runs:  # each engine's loop thread runs its load; this thread only waits
-                while not run.wait(0.05):
-                    pass  # between waits, Python runs signal handlers (Ctrl-C)
+            _wait_for_runs(runs)
         except BaseException:
             for run in runs:
                 run.stop()
-            for run in runs:
-                while not run.wait(0.05):
-                    pass
+            _wait_for_runs(runs)
             raise
         elapsed = time.perf_counter() - started
         cpu = time.process_time() - cpu_before  # every thread of this process
         results = [run.results() for run in runs]
-        request = clients[0].build_request(settings.method, settings.url)
     finally:
         for client in clients:
-            client.close()
+            client._transport._close_engine()  # no event loop here to await aclose() on
     latencies = array.array("q")
     errors: dict[str, int] = {}
     for result in results:

@@ -1,7 +1,7 @@
 """
 `python -m requestx.bench`, the load generator: run as a user runs it (a subprocess) against
 nginx and hypercorn, with what it reports checked against what the servers counted. Both
-ways of running the load: the engines' own (the default, `Engine.load`) and `--client`
+ways of running the load: the engines' own (the default, `Engine.start_load`) and `--client`
 (every request through `AsyncClient.send` on an event loop).
 """
 
@@ -70,6 +70,16 @@ def test_a_counted_run_against_hypercorn(server: HypercornServer, mode: str) -> 
     assert code == 0 and result["requests"] == 300 and result["errors"] == {}
     assert server.request_count() == 300
     assert server.connection_count() <= 6  # kept alive, one per "connection" at most
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_every_connection_asked_for_is_used(server: HypercornServer, mode: str) -> None:
+    # Answers that take 0.2 s keep all six copies in flight at once: six connections, not the
+    # part of them a blocking client keeps for its lanes (test_blocking_lanes).
+    server.reset_stats()
+    code, result = _bench(*MODES[mode], "-c", "6", "-n", "12", server.url + "/slow?delay=0.2")
+    assert code == 0 and result["requests"] == 12 and result["errors"] == {}
+    assert server.connection_count() == 6
 
 
 def test_a_timed_run_with_two_processes(nginx: Nginx) -> None:
