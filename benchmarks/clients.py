@@ -111,9 +111,9 @@ class RequestxDriver(_SessionDriver):
 
 
 class RequestxPerThreadDriver(RequestxDriver):
-    """requestx with a Client per thread: each thread then drives its own engine, with no
-    hand-over to a shared loop thread (docs/architecture.md, "Blocking callers drive an idle
-    engine"). Shown beside the shared client, not counted as a peer."""
+    """requestx with a Client per thread: each thread then drives its own engine, as the
+    shared client's blocking lanes do within one client (docs/architecture.md, "Blocking
+    lanes"). Shown beside the shared client, not counted as a peer."""
 
     name = "requestx-per-thread"
     thread_safe = False  # one driver, so one Client, per thread (workload.make_drivers)

@@ -267,9 +267,10 @@ static rx_socket_entry *entry_for(rx_origins *all, curl_socket_t fd, int grow)
     if (fd < 0)
         return NULL;
     if ((size_t)fd >= all->by_fd_len) {
-        rx_socket_entry *grown = grow ? rx_table_grow(all->by_fd, &all->by_fd_len,
-                                                      sizeof *all->by_fd, (size_t)fd)
-                                      : NULL;
+        if (!grow)
+            return NULL;
+        rx_socket_entry *grown =
+            rx_table_grow(all->by_fd, &all->by_fd_len, sizeof *all->by_fd, (size_t)fd);
         if (grown == NULL)
             return NULL;
         all->by_fd = grown;

@@ -29,7 +29,7 @@ typedef struct rx_socket_slot {
 
 typedef struct rx_sockets {
     int epoll_fd;
-    rx_socket_slot *slots; /* indexed by descriptor, grown on demand (rx_table_entry) */
+    rx_socket_slot *slots; /* indexed by descriptor, grown on demand (rx_table_grow) */
     size_t len;
 } rx_sockets;
 

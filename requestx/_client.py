@@ -290,8 +290,10 @@ class _BaseClient:
     def _merge_url(self, url: URL | str) -> URL:
         if type(url) is str:
             merge_url = url_from_str(url)
+        elif isinstance(url, URL):
+            merge_url = url
         else:
-            merge_url = url if isinstance(url, URL) else URL(url)
+            merge_url = URL(url)
         if merge_url.is_relative_url and self._base_url:
             # base_url always ends in "/": a relative path is appended to it, like httpx.
             path = merge_url.raw_path.lstrip(b"/")

@@ -144,7 +144,6 @@ cdef extern from "engine.h" nogil:
     long rx_engine_live_easy_handles()
 
 
-
 cdef extern from "load.h" nogil:
     ctypedef struct rx_load:
         pass
@@ -224,7 +223,7 @@ cdef class Engine:
     cdef bytes route_key           # a lane's: the route (proxy, ...) of its last request
     cdef void _reserve_lanes(self)
     cdef object _run(self, rx_transfer *t)
-    cdef Engine _take_lane(self, bytes url, RouteConfig route)
+    cdef Engine _take_lane(self, bytes url, int http_version, RouteConfig route)
     cdef int _check_open(self) except -1
     cdef rx_transfer *_new_transfer(self, bytes method, bytes url, list headers, bytes body,
                                     tuple timeouts, int http_version, TLSConfig tls,

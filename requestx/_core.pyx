@@ -469,23 +469,25 @@ cdef class Engine:
                                                  http_version, tls, route)
         cdef Engine lane
         try:
-            if http_version == RX_HTTP_1_1 and (self.lanes_left or self.idle_lanes):
-                lane = self._take_lane(url, route)
-                if lane is not None:
-                    try:
-                        return lane._run(t)
-                    finally:
-                        self.idle_lanes.append(lane)
-            return self._run(t)
+            lane = self._take_lane(url, http_version, route)
+            if lane is None:
+                return self._run(t)
+            try:
+                return lane._run(t)
+            finally:
+                self.idle_lanes.append(lane)
         finally:
             rx_transfer_unref(t)
 
-    cdef Engine _take_lane(self, bytes url, RouteConfig route):
-        """An idle lane for a request to `url`: the most recent one whose connection goes to
-        its origin, else a new one while lanes are left, else the least recently used. None
-        when every lane is held (the request then runs on this engine). The caller puts it
-        back in idle_lanes once its transfer is over. Runs under the GIL, which makes the
-        list operations atomic between threads."""
+    cdef Engine _take_lane(self, bytes url, int http_version, RouteConfig route):
+        """An idle lane for a blocking HTTP/1.1 request to `url`: the most recent one whose
+        connection goes to its origin, else a new one while lanes are left, else the least
+        recently used. None when the engine has no lanes, for HTTP/2, and when every lane is
+        held: the request then runs on this engine. The caller puts the lane back in
+        idle_lanes once its transfer is over. Runs under the GIL, which makes the list
+        operations atomic between threads."""
+        if http_version != RX_HTTP_1_1 or not (self.lanes_left or self.idle_lanes):
+            return None
         cdef Engine lane
         cdef Py_ssize_t i
         cdef Py_ssize_t end = url.find(b"/", 8)
@@ -605,15 +607,14 @@ cdef class Engine:
         cdef PendingTransfer pending = PendingTransfer.__new__(PendingTransfer)
         pending.transfer = self._new_transfer(method, url, headers, body, timeouts,
                                               http_version, tls, route)
-        pending.engine = self
-        if (queue is None and http_version == RX_HTTP_1_1
-                and (self.lanes_left or self.idle_lanes)):
-            # A blocking stream holds its lane until it is closed (_give_back_lane), as it
-            # would hold a connection of the pool.
-            lane = self._take_lane(url, route)
-            if lane is not None:
-                pending.engine = lane
-                pending.lane_owner = self
+        # A blocking stream holds its lane until it is closed (_give_back_lane), as it would
+        # hold a connection of the pool.
+        lane = None if queue is not None else self._take_lane(url, http_version, route)
+        if lane is None:
+            pending.engine = self
+        else:
+            pending.engine = lane
+            pending.lane_owner = self
         cdef rx_engine *e = pending.engine._live()
         pending.body = body  # borrowed by C until the transfer completes
         pending.streaming = streaming
