@@ -39,6 +39,16 @@ rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len);
  * RX_E_ENGINE_CLOSED once rx_engine_close() has begun. */
 int rx_engine_submit(rx_engine *e, rx_transfer *t);
 
+/* rx_engine_submit() without waking the loop thread: the wake-up is owed until
+ * rx_engine_flush(), so that a burst of submits from one event-loop turn costs the loop thread
+ * one wake-up. The loop thread also takes the queue whenever something else wakes it. A caller
+ * that defers must flush soon after (before it waits for the transfer). */
+int rx_engine_submit_deferred(rx_engine *e, rx_transfer *t);
+
+/* Pay the wake-up owed by rx_engine_submit_deferred(), if the loop thread has not taken the
+ * deferred commands meanwhile. Any thread. */
+void rx_engine_flush(rx_engine *e);
+
 /* Ask the loop thread to stop a transfer; it completes with RX_E_CANCELLED unless it has finished
  * already. Safe to call more than once and after completion. */
 void rx_engine_cancel(rx_engine *e, rx_transfer *t);

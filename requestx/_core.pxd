@@ -131,6 +131,8 @@ cdef extern from "engine.h" nogil:
 
     rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len)
     int rx_engine_submit(rx_engine *e, rx_transfer *t)
+    int rx_engine_submit_deferred(rx_engine *e, rx_transfer *t)
+    void rx_engine_flush(rx_engine *e)
     int rx_engine_drive(rx_engine *e, rx_transfer *t, long budget_ms)
     void rx_engine_drive_end(rx_engine *e)
     void rx_engine_cancel(rx_engine *e, rx_transfer *t)
@@ -232,4 +234,5 @@ cdef class Engine:
     cdef PendingTransfer _start(self, bytes method, bytes url, list headers, bytes body,
                                 tuple timeouts, int http_version, TLSConfig tls,
                                 RouteConfig route, CompletionQueue queue, bint streaming,
-                                bint stream_response, long long upload_length)
+                                bint stream_response, long long upload_length,
+                                bint defer_wake)

@@ -113,7 +113,9 @@ class Engine:
         tls: TLSConfig | None,
         route: RouteConfig | None,
         queue: CompletionQueue,
+        defer_wake: bool = ...,
     ) -> PendingTransfer: ...
+    def flush(self) -> None: ...
     def open_stream(
         self,
         method: bytes,

@@ -572,13 +572,21 @@ cdef class Engine:
 
     def submit(self, bytes method not None, bytes url not None, list headers not None,
                bytes body, tuple timeouts not None, int http_version, TLSConfig tls,
-               RouteConfig route, CompletionQueue queue not None):
+               RouteConfig route, CompletionQueue queue not None, bint defer_wake=False):
         """Start a request whose completion is delivered to `queue` (an event loop's).
 
         Returns a PendingTransfer at once; once `queue.drain()` has returned it,
-        `pending.result()` gives what perform() would have returned (or raises EngineError)."""
+        `pending.result()` gives what perform() would have returned (or raises EngineError).
+        With defer_wake the loop thread is not woken for it until flush(): the event loop's
+        bridge calls that once per turn, after a burst of submits."""
         return self._start(method, url, headers, body, timeouts, http_version, tls, route,
-                           queue, False, False, -2)
+                           queue, False, False, -2, defer_wake)
+
+    def flush(self):
+        """Wake the loop thread for the submits made with defer_wake, if it has not taken them
+        already. Harmless when nothing is owed or the engine is closed."""
+        if self.engine != NULL:
+            rx_engine_flush(self.engine)
 
     def open_stream(self, bytes method not None, bytes url not None, list headers not None,
                     bytes body, tuple timeouts not None, int http_version, TLSConfig tls,
@@ -593,14 +601,16 @@ cdef class Engine:
         queue None: a blocking caller (waits in this thread); otherwise an event loop's
         queue, which is notified whenever an armed wait can go on."""
         return self._start(method, url, headers, body, timeouts, http_version, tls, route,
-                           queue, True, stream_response, upload_length)
+                           queue, True, stream_response, upload_length, False)
 
     cdef PendingTransfer _start(self, bytes method, bytes url, list headers, bytes body,
                                 tuple timeouts, int http_version, TLSConfig tls,
                                 RouteConfig route, CompletionQueue queue, bint streaming,
-                                bint stream_response, long long upload_length):
+                                bint stream_response, long long upload_length,
+                                bint defer_wake):
         """submit() and open_stream(): a PendingTransfer on its way."""
         cdef Engine lane
+        cdef int rc
         if queue is not None and queue.closed:
             raise EngineError(RX_E_ENGINE_CLOSED, "the event loop's completion queue is closed")
         self._check_open()
@@ -624,7 +634,11 @@ cdef class Engine:
             pending.transfer.upload_length = upload_length
         if queue is not None:
             rx_transfer_set_completion_queue(pending.transfer, queue.queue)
-        if rx_engine_submit(e, pending.transfer) != 0:
+        if defer_wake:
+            rc = rx_engine_submit_deferred(e, pending.transfer)
+        else:
+            rc = rx_engine_submit(e, pending.transfer)
+        if rc != 0:
             raise EngineError(RX_E_ENGINE_CLOSED, "the client has been closed")
         # Only now: a blocking PendingTransfer is stopped and waited for when let go of, and
         # one that was never submitted would be waited for forever.

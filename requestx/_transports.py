@@ -27,6 +27,7 @@ import typing
 import anyio
 
 from . import _aio, _core
+from ._aio import EngineArguments
 from ._config import (
     DEFAULT_LIMITS,
     DEFAULT_MAX_HEADER_BYTES,
@@ -140,19 +141,6 @@ _NO_FED_BODY = -2  # Engine.open_stream's upload_length when the body is passed 
 # retries=N retries only requests that never reached the server.
 _RETRIED_ERRORS = (ConnectError, ConnectTimeout)
 
-# Engine.perform / submit / open_stream's leading arguments: method, URL, header entries,
-# body, timeouts (ms), HTTP version, TLS settings, route.
-_EngineArguments = typing.Tuple[
-    bytes,
-    bytes,
-    typing.List[typing.Tuple[bytes, bytes, bytes]],
-    typing.Optional[bytes],
-    typing.Tuple[int, ...],
-    int,
-    typing.Optional[_core.TLSConfig],
-    typing.Optional[_core.RouteConfig],
-]
-
 
 def timeouts_ms(timeout: Timeout) -> tuple[int, ...]:
     """A Timeout as the engine's tuple of milliseconds."""
@@ -261,7 +249,7 @@ class _EngineTransport:
             )
         self._engine = engine
 
-    def _engine_arguments(self, request: Request, timeouts: tuple[int, ...]) -> _EngineArguments:
+    def _engine_arguments(self, request: Request, timeouts: tuple[int, ...]) -> EngineArguments:
         """What the engine needs for `request`, in Engine.perform/submit's argument order.
         A streamed body (`request._content` None) is not part of it: it is fed separately."""
         _enforce_http_url(request)
@@ -348,7 +336,7 @@ class HTTPTransport(_EngineTransport, BaseTransport):
         return self._build_response(request, result)
 
     def _retry(
-        self, arguments: _EngineArguments, request: Request, error: RequestError
+        self, arguments: EngineArguments, request: Request, error: RequestError
     ) -> tuple[typing.Any, ...]:
         """`retries` more attempts for a request that could not connect."""
         for attempt in range(self._retries):
@@ -408,7 +396,7 @@ class AsyncHTTPTransport(_EngineTransport, AsyncBaseTransport):
         attempt = 0
         while True:
             try:
-                pending = self._engine.submit(*arguments, bridge.queue)
+                pending = bridge.submit(self._engine, arguments)
                 await bridge.wait(pending)
                 result = pending.result()
                 break
