@@ -175,25 +175,19 @@ void rx_engine_flush(rx_engine *e)
     pthread_mutex_unlock(&e->lock);
 }
 
-int rx_engine_submit_deferred(rx_engine *e, rx_transfer *t)
+static int submit(rx_engine *e, rx_transfer *t, int defer)
 {
-    rx_transfer_ref(t);
-    if (push_command(e, t, &t->commands.submit, RX_CMD_SUBMIT, 1) != 0) {
+    rx_transfer_ref(t); /* the engine's reference, dropped at completion */
+    if (push_command(e, t, &t->commands.submit, RX_CMD_SUBMIT, defer) != 0) {
         rx_transfer_unref(t);
         return RX_E_ENGINE_CLOSED;
     }
     return 0;
 }
 
-int rx_engine_submit(rx_engine *e, rx_transfer *t)
-{
-    rx_transfer_ref(t); /* the engine's reference, dropped at completion */
-    if (push_command(e, t, &t->commands.submit, RX_CMD_SUBMIT, 0) != 0) {
-        rx_transfer_unref(t);
-        return RX_E_ENGINE_CLOSED;
-    }
-    return 0;
-}
+int rx_engine_submit(rx_engine *e, rx_transfer *t) { return submit(e, t, 0); }
+
+int rx_engine_submit_deferred(rx_engine *e, rx_transfer *t) { return submit(e, t, 1); }
 
 void rx_engine_cancel(rx_engine *e, rx_transfer *t)
 {
@@ -672,7 +666,8 @@ static void run_loop_body(rx_engine *e, struct epoll_event *events, int n)
 /* The loop thread, with nothing in flight: give up driving and sleep until a command arrives,
  * curl's timer is due or a caller that drove hands the loop back with work left. Nobody waits
  * on epoll meanwhile, so idle connections (parked, sockets.h) are not watched; libcurl checks a
- * pooled connection before it reuses it. Returns 1 when the engine is closing (and no caller drives any more). */
+ * pooled connection before it reuses it. Returns 1 when the engine is closing (and no caller
+ * drives any more). */
 static int park(rx_engine *e)
 {
     pthread_mutex_lock(&e->lock);

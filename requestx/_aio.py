@@ -34,20 +34,10 @@ import sniffio
 
 from . import _core
 
-__all__ = ["EngineArguments", "current_bridge"]
+if typing.TYPE_CHECKING:
+    from ._transports import EngineArguments
 
-# Engine.perform / submit / open_stream's leading arguments: method, URL, header entries,
-# body, timeouts (ms), HTTP version, TLS settings, route (HTTPTransport._engine_arguments).
-EngineArguments = typing.Tuple[
-    bytes,
-    bytes,
-    typing.List[typing.Tuple[bytes, bytes, bytes]],
-    typing.Optional[bytes],
-    typing.Tuple[int, ...],
-    int,
-    typing.Optional[_core.TLSConfig],
-    typing.Optional[_core.RouteConfig],
-]
+__all__ = ["current_bridge"]
 
 # Deferring the loop thread's wake-up (_AsyncioBridge.submit) pays from this many transfers
 # in flight on; below, the request's latency matters more than the wake-up's CPU. Measured

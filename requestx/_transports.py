@@ -27,7 +27,6 @@ import typing
 import anyio
 
 from . import _aio, _core
-from ._aio import EngineArguments
 from ._config import (
     DEFAULT_LIMITS,
     DEFAULT_MAX_HEADER_BYTES,
@@ -140,6 +139,19 @@ _NO_FED_BODY = -2  # Engine.open_stream's upload_length when the body is passed 
 
 # retries=N retries only requests that never reached the server.
 _RETRIED_ERRORS = (ConnectError, ConnectTimeout)
+
+# Engine.perform / submit / open_stream's leading arguments: method, URL, header entries,
+# body, timeouts (ms), HTTP version, TLS settings, route.
+EngineArguments = typing.Tuple[
+    bytes,
+    bytes,
+    typing.List[typing.Tuple[bytes, bytes, bytes]],
+    typing.Optional[bytes],
+    typing.Tuple[int, ...],
+    int,
+    typing.Optional[_core.TLSConfig],
+    typing.Optional[_core.RouteConfig],
+]
 
 
 def timeouts_ms(timeout: Timeout) -> tuple[int, ...]:

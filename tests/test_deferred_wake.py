@@ -145,24 +145,19 @@ def test_a_submit_that_is_not_deferred_pays_the_owed_wake_up(
 
 
 def test_closing_with_a_wake_up_owed_fails_the_request_and_sends_nothing(
-    server: HypercornServer,
+    driver: _EngineDriver, server: HypercornServer
 ) -> None:
-    client = requestx.AsyncClient(timeout=10)
-    driver = _EngineDriver(client)
-    try:
-        slow = _slow_request_in_flight(driver, server)
-        seen = server.request_count()
-        owed = driver.submit(server.url + "/echo", defer=True)
-        client._transport._close_engine()
-        assert driver.wait_for(owed, timeout=5) and driver.wait_for(slow, timeout=5)
-        for pending in (owed, slow):
-            with pytest.raises(_core.EngineError, match="closed"):
-                pending.result()
-        driver.engine.flush()  # after close: does nothing (its eventfd is gone)
-        time.sleep(0.1)
-        assert server.request_count() == seen
-    finally:
-        driver.close()
+    slow = _slow_request_in_flight(driver, server)
+    seen = server.request_count()
+    owed = driver.submit(server.url + "/echo", defer=True)
+    driver.transport._close_engine()
+    assert driver.wait_for(owed, timeout=5) and driver.wait_for(slow, timeout=5)
+    for pending in (owed, slow):
+        with pytest.raises(_core.EngineError, match="closed"):
+            pending.result()
+    driver.engine.flush()  # after close: does nothing (its eventfd is gone)
+    time.sleep(0.1)
+    assert server.request_count() == seen
 
 
 # --- whole clients, every event loop ----------------------------------------------------------
