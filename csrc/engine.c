@@ -545,8 +545,9 @@ static void shutdown_transfers(rx_engine *e)
     }
 }
 
-/* Wait for socket or command events. While transfers are in flight, or were until a moment
- * ago, poll for up to LOOP_SPIN_US before sleeping (with more than one CPU): on virtual
+/* Wait for socket or command events. While a lone transfer is in flight, poll for as long as
+ * spin.h's budget for its waits says, and with nothing in flight until a moment ago for up to
+ * LOOP_SPIN_US, before sleeping (with more than one CPU): on virtual
  * machines a sleep and wake-up of this thread costs more than a loopback round trip, so a
  * response that is microseconds away, or the next request of an event loop that keeps its
  * client busy, is picked up without one. With nothing in flight the loop does not sleep here:
@@ -599,14 +600,12 @@ static int wait_for_events(rx_engine *e, struct epoll_event *events)
         e->busy_until_us = now + LOOP_LINGER_US;
     int spin_us = 0, probe = 0;
     if (timeout != 0 && now < e->busy_until_us && e->spin.may_spin)
-        spin_us = !in_flight || (lone && rx_spin_budget_us(&e->event_waits, &probe))
-                      ? LOOP_SPIN_US
-                      : 0;
+        spin_us = !in_flight ? LOOP_SPIN_US : lone ? rx_spin_budget_us(&e->event_waits, &probe) : 0;
     if (spin_us > 0) {
         int n = poll_until(e, events, now + spin_us, 1);
         if (n != 0) {
             if (lone && n > 0)
-                rx_spin_note(&e->event_waits, rx_clock_us() - started, probe);
+                rx_spin_note(&e->event_waits, rx_clock_us() - started, RX_WAIT_SPUN, probe);
             return n;
         }
         timeout = next_wait_ms(e);
@@ -617,7 +616,7 @@ static int wait_for_events(rx_engine *e, struct epoll_event *events)
         stat_add(&e->sleeps, 1);
     int n = epoll_wait(e->epoll_fd, events, MAX_EVENTS, timeout);
     if (lone && n > 0)
-        rx_spin_note(&e->event_waits, rx_clock_us() - started, 0);
+        rx_spin_note(&e->event_waits, rx_clock_us() - started, RX_WAIT_SLEPT, probe);
     return n;
 }
 
@@ -795,7 +794,7 @@ static void release_driver(rx_engine *e)
  * caller gets back to Python's signal handlers. Returns the number of events, or -1 to stop
  * driving (a signal, or the budget is spent). */
 static int drive_wait(rx_engine *e, struct epoll_event *events, int64_t spin_until_us,
-                      int64_t until_us)
+                      int64_t until_us, int *slept)
 {
     int timeout = next_wait_ms(e);
     if (timeout == 0)
@@ -813,6 +812,7 @@ static int drive_wait(rx_engine *e, struct epoll_event *events, int64_t spin_unt
     int budget_ms = (int)((until_us - now + 999) / 1000);
     if (timeout < 0 || timeout > budget_ms)
         timeout = budget_ms;
+    *slept = 1;
     int n = epoll_wait(e->epoll_fd, events, MAX_EVENTS, timeout);
     return n < 0 ? -1 : n;
 }
@@ -828,7 +828,7 @@ int rx_engine_drive(rx_engine *e, rx_transfer *t, long budget_ms)
      * its next wait slice (SIGNAL_CHECK_MS) at the latest, as it would from any thread. */
     int64_t now = rx_clock_us();
     int64_t until_us = now + (int64_t)budget_ms * 1000;
-    int probe;
+    int probe, slept = 0;
     int64_t spin_until_us = now + rx_spin_budget_us(&e->spin, &probe);
     t->wait.started_us = now;
     struct epoll_event events[MAX_EVENTS];
@@ -838,13 +838,13 @@ int rx_engine_drive(rx_engine *e, rx_transfer *t, long budget_ms)
     stat_add(&e->driven, 1);
     start_transfer(e, t);
     while (!rx_transfer_is_done(t) && !__atomic_load_n(&e->closing, __ATOMIC_ACQUIRE)) {
-        int n = drive_wait(e, events, spin_until_us, until_us);
+        int n = drive_wait(e, events, spin_until_us, until_us, &slept);
         if (n < 0)
             break;
         run_loop_body(e, events, n);
     }
-    if (rx_transfer_is_done(t))
-        rx_spin_record(&e->spin, t, probe); /* else the wait that follows records it */
+    if (rx_transfer_is_done(t)) /* else the wait that follows records it */
+        rx_spin_record(&e->spin, t, slept ? RX_WAIT_SLEPT : RX_WAIT_SPUN, probe);
     release_driver(e);
     return 1;
 }

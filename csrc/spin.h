@@ -8,13 +8,25 @@
  *
  * The spin is bounded and adaptive, so slow servers do not pay for it (a server that answers in
  * 1 ms cost 118 us of CPU per request with a fixed 50 us spin in the driving caller, 25 us
- * without): every wait's
- * submit-to-completion time (spinning or sleeping) feeds a moving average, and a waiter spins
- * only when that average is below SPIN_MAX_US (60), a little longer than the average; otherwise
- * one wait in SPIN_PROBE_EVERY (16) spins to re-measure. One waiter at a time spins, yielding the
- * CPU between checks (the loop thread may need this very CPU); never on a single CPU.
+ * without). Every wait's submit-to-completion time (spinning or sleeping) feeds a moving
+ * average, the estimate, and a waiter spins only while the estimate is below the spin cap:
  *
- * Any thread; the fields are relaxed atomics (a hint, not state). One per engine.
+ *   - The cap is what sleeping costs on this machine, measured rather than assumed: the waits
+ *     that slept are compared with the waits that ended while spinning, and the difference (the
+ *     wake-up penalty) is what a spin saves. Spinning is allowed for up to twice that penalty,
+ *     never less than SPIN_FLOOR_US nor more than SPIN_CEIL_US. A fixed cap suited one machine
+ *     only: on a slower one a 70 us answer is common, a 60 us cap switched spinning off, and a
+ *     sequential blocking request lost a third of its throughput (docs/performance.md).
+ *   - Above the cap, one wait in probe_every spins (up to SPIN_CEIL_US) to re-measure: waits
+ *     that sleep include the wake-up latency, so the estimate can stay high after the server
+ *     got fast again. A probe that does not bring spinning back doubles probe_every (16 up to
+ *     256), so a slow server pays for few probes.
+ *
+ * One waiter at a time spins, yielding the CPU between checks (the loop thread may need this
+ * very CPU); never on a single CPU.
+ *
+ * Any thread; the fields are relaxed atomics (a hint, not state). One per engine, and one more
+ * for the loop thread's own waits (engine.c).
  */
 #ifndef RX_SPIN_H
 #define RX_SPIN_H
@@ -22,11 +34,17 @@
 #include "transfer.h"
 
 typedef struct rx_spin {
-    int spinners;            /* waiters spinning right now (at most one spins) */
-    int wait_estimate_us;    /* moving average of submit-to-completion times of waits */
-    int waits_since_probe;   /* waits that did not spin since the last probing spin */
-    int may_spin;            /* more than one CPU online */
+    int spinners;          /* waiters spinning right now (at most one spins) */
+    int wait_estimate_us;  /* moving average of submit-to-completion times of waits */
+    int spun_us;           /* moving average of the waits that ended while spinning (0: none) */
+    int slept_us;          /* moving average of the waits that slept (0: none) */
+    int waits_since_probe; /* waits that did not spin since the last probing spin */
+    int probe_every;       /* waits between two probing spins while spinning is off */
+    int may_spin;          /* more than one CPU online */
 } rx_spin;
+
+/* How a wait ended, for rx_spin_note / rx_spin_record. */
+enum { RX_WAIT_SLEPT = 0, RX_WAIT_SPUN = 1 };
 
 void rx_spin_init(rx_spin *spin);
 
@@ -42,16 +60,21 @@ int rx_spin_wait(rx_spin *spin, rx_transfer *t);
 void rx_spin_wait_finished(rx_spin *spin, rx_transfer *t);
 
 /* How long a wait that starts now should spin before it sleeps, in microseconds (0: sleep at
- * once). *probe is set when this is the one-in-SPIN_PROBE_EVERY look at a slow server. Used by
- * rx_spin_wait and by a caller that drives the engine itself (engine.c), which spins on epoll. */
+ * once). *probe is set when this is a probing spin, with spinning otherwise off. Used by
+ * rx_spin_wait, by a caller that drives the engine itself and by the loop thread (engine.c),
+ * which spin on epoll. */
 int rx_spin_budget_us(rx_spin *spin, int *probe);
 
-/* A wait that began at t->wait.started_us ended with the transfer delivered: feed it to the
- * estimate (a probe's sample replaces the estimate outright). Each wait counts once. */
-void rx_spin_record(rx_spin *spin, rx_transfer *t, int probe);
+/* The most a wait may spin now (the cap above); for tests and stats. */
+int rx_spin_cap_us(const rx_spin *spin);
+
+/* A wait that began at t->wait.started_us ended with the transfer delivered, while spinning
+ * (RX_WAIT_SPUN) or after sleeping (RX_WAIT_SLEPT): feed it to the estimate. Each wait counts
+ * once. */
+void rx_spin_record(rx_spin *spin, rx_transfer *t, int ended, int probe);
 
 /* The same for any wait of sample_us that ended with what it waited for (the loop thread
  * keeps an rx_spin of its own for its waits for an event while transfers are in flight). */
-void rx_spin_note(rx_spin *spin, int64_t sample_us, int probe);
+void rx_spin_note(rx_spin *spin, int64_t sample_us, int ended, int probe);
 
 #endif

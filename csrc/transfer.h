@@ -164,9 +164,11 @@ struct rx_transfer {
     int error;               /* 0, a CURLcode, or an RX_E_* */
     char error_text[CURL_ERROR_SIZE];
     /* The blocking waiter's timing, for its spin heuristic (spin.c reads it): deliver stamps
-     * completed_us; the waiter sets started_us. Monotonic microseconds. */
+     * completed_us; the waiter sets started_us (monotonic microseconds) and whether its spin
+     * was a probe (spin.h). */
     struct {
         int64_t started_us, completed_us;
+        int probe;
     } wait;
 
     /* ---- completion delivery: set before submit ---- */

@@ -1,0 +1,27 @@
+"""The blocking waiters' spin policy (csrc/spin.c), checked in C against imagined machines and
+servers (tests/c/spin_test.c): waits spin on a machine where sleeping costs more than a spin,
+not where it costs little, and a slow server pays for ever rarer probes only."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from tests.test_engine_memory import ROOT, _libcurl_flags
+
+
+def test_spin_policy(tmp_path: Path) -> None:
+    cflags, _ = _libcurl_flags()  # transfer.h includes curl/curl.h; nothing is linked
+    binary = tmp_path / "spin_test"
+    sanitizers = "-fsanitize=address,undefined"
+    subprocess.run(
+        ["gcc", "-std=c11", "-D_GNU_SOURCE", "-g", "-O1", "-Wall", "-Wextra", "-Werror"]
+        + [f"-I{ROOT / 'csrc'}", *cflags, sanitizers, "-fno-sanitize-recover=all"]
+        + [str(ROOT / "tests/c/spin_test.c"), str(ROOT / "csrc/spin.c"), "-o", str(binary)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    result = subprocess.run([str(binary)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "spin_test: all checks passed" in result.stdout
