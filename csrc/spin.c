@@ -16,11 +16,17 @@ enum {
 
 static inline int load(const int *field) { return __atomic_load_n(field, __ATOMIC_RELAXED); }
 
-static inline void store(int *field, int value) { __atomic_store_n(field, value, __ATOMIC_RELAXED); }
+static inline void store(int *field, int value)
+{
+    __atomic_store_n(field, value, __ATOMIC_RELAXED);
+}
 
 /* A moving average with weight 1/8 (a few odd waits do not flip the decision); 0 = no sample
  * yet, so the first sample is taken as it is. */
-static int averaged(int average, int sample) { return average == 0 ? sample : average + (sample - average) / 8; }
+static int averaged(int average, int sample)
+{
+    return average == 0 ? sample : average + (sample - average) / 8;
+}
 
 void rx_spin_init(rx_spin *e)
 {
@@ -62,7 +68,7 @@ void rx_spin_note(rx_spin *e, int64_t sample_us, int ended, int probe)
     int sample = sample_us < 0 ? 0 : sample_us > SAMPLE_MAX_US ? SAMPLE_MAX_US : (int)sample_us;
     if (ended == RX_WAIT_SPUN)
         store(&e->spun_us, averaged(load(&e->spun_us), sample));
-    else
+    else if (sample <= 2 * SPIN_CEIL_US) /* longer: a slow answer, not a slow wake-up */
         store(&e->slept_us, averaged(load(&e->slept_us), sample));
     int estimate = load(&e->wait_estimate_us);
     if (probe && ended == RX_WAIT_SPUN) /* a probe that caught the event is the best evidence */

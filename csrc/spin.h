@@ -14,7 +14,9 @@
  *   - The cap is what sleeping costs on this machine, measured rather than assumed: the waits
  *     that slept are compared with the waits that ended while spinning, and the difference (the
  *     wake-up penalty) is what a spin saves. Spinning is allowed for up to twice that penalty,
- *     never less than SPIN_FLOOR_US nor more than SPIN_CEIL_US. A fixed cap suited one machine
+ *     never less than SPIN_FLOOR_US nor more than SPIN_CEIL_US. (A wait that slept more than
+ *     twice SPIN_CEIL_US met a slow answer, not a slow wake-up: it stays out of the comparison,
+ *     or a server that now and then takes 1 ms would raise the cap.) A fixed cap suited one machine
  *     only: on a slower one a 70 us answer is common, a 60 us cap switched spinning off, and a
  *     sequential blocking request lost a third of its throughput (docs/performance.md).
  *   - Above the cap, one wait in probe_every spins (up to SPIN_CEIL_US) to re-measure: waits

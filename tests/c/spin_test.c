@@ -28,17 +28,26 @@ static rx_spin fresh(void)
 }
 
 /* One wait against a server that answers after server_us, where sleeping adds penalty_us
- * before the waiter runs again. Returns the microseconds spent spinning. */
-static int one_wait(rx_spin *s, int server_us, int penalty_us)
+ * before the waiter runs again. Returns the microseconds spent spinning; *slept (if given)
+ * tells whether the wait slept after all, so that its spin was for nothing. */
+static int waited(rx_spin *s, int server_us, int penalty_us, int *slept)
 {
     int probe;
     int budget = rx_spin_budget_us(s, &probe);
-    if (budget >= server_us) {
+    int caught = budget >= server_us;
+    if (slept != NULL)
+        *slept = !caught;
+    if (caught) {
         rx_spin_note(s, server_us, RX_WAIT_SPUN, probe);
         return server_us;
     }
     rx_spin_note(s, server_us + penalty_us, RX_WAIT_SLEPT, probe);
     return budget;
+}
+
+static int one_wait(rx_spin *s, int server_us, int penalty_us)
+{
+    return waited(s, server_us, penalty_us, NULL);
 }
 
 /* Spinning microseconds over `waits` waits, after `settle` waits to learn the server. */
@@ -103,6 +112,26 @@ int main(void)
     CHECK(spins_now(&s), "spinning should be back after the server got fast (%d waits)", waits);
     CHECK(waits <= 300, "%d waits before spinning came back", waits);
     CHECK(s.probe_every == 16, "probes should be frequent again: every %d", s.probe_every);
+
+    /* A server that mostly answers in 30 us but now and then takes 1 ms: the slow answers
+     * must not pass for a wake-up penalty (which would raise the cap and have every wait spin
+     * long before it sleeps through the slow ones). Spins that end in a sleep anyway stay
+     * rare. */
+    for (int slow_percent = 10; slow_percent <= 50; slow_percent += 20) {
+        s = fresh();
+        unsigned seed = 1;
+        long wasted = 0;
+        for (int i = 0; i < 20000; i++) {
+            seed = seed * 1103515245u + 12345u;
+            int server_us = (int)((seed >> 16) % 100) < slow_percent ? 1000 : 30;
+            int slept;
+            int spun_us = waited(&s, server_us, 50, &slept);
+            if (i >= 10000 && slept)
+                wasted += spun_us;
+        }
+        CHECK(wasted / 10000 <= 4, "%d%% slow answers: %ld us spun for nothing per wait",
+              slow_percent, wasted / 10000);
+    }
 
     /* The cap never exceeds its ceiling, however large the penalty looks. */
     s = fresh();
