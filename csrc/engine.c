@@ -545,9 +545,9 @@ static void shutdown_transfers(rx_engine *e)
     }
 }
 
-/* Wait for socket or command events. While a lone transfer is in flight, poll for as long as
- * spin.h's budget for its waits says, and with nothing in flight until a moment ago for up to
- * LOOP_SPIN_US, before sleeping (with more than one CPU): on virtual
+/* Wait for socket or command events. Before sleeping (with more than one CPU), poll: with a
+ * lone transfer in flight for as long as spin.h's budget for its waits says, and with nothing
+ * in flight but some until a moment ago for up to LOOP_SPIN_US. On virtual
  * machines a sleep and wake-up of this thread costs more than a loopback round trip, so a
  * response that is microseconds away, or the next request of an event loop that keeps its
  * client busy, is picked up without one. With nothing in flight the loop does not sleep here:

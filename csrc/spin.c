@@ -45,20 +45,24 @@ int rx_spin_cap_us(const rx_spin *e)
     return cap < SPIN_FLOOR_US ? SPIN_FLOOR_US : cap > SPIN_CEIL_US ? SPIN_CEIL_US : cap;
 }
 
+int rx_spin_is_on(const rx_spin *e)
+{
+    return e->may_spin && load(&e->wait_estimate_us) <= rx_spin_cap_us(e);
+}
+
 int rx_spin_budget_us(rx_spin *e, int *probe)
 {
     *probe = 0;
     if (!e->may_spin)
         return 0;
-    int estimate = load(&e->wait_estimate_us);
-    int cap = rx_spin_cap_us(e);
-    if (estimate > cap) {
+    if (!rx_spin_is_on(e)) {
         if (__atomic_add_fetch(&e->waits_since_probe, 1, __ATOMIC_RELAXED) < load(&e->probe_every))
             return 0;
         store(&e->waits_since_probe, 0);
         *probe = 1;
         return SPIN_CEIL_US;
     }
+    int estimate = load(&e->wait_estimate_us), cap = rx_spin_cap_us(e);
     int budget = estimate + estimate / 4 + 5;
     return budget > cap ? cap : budget;
 }
@@ -79,7 +83,7 @@ void rx_spin_note(rx_spin *e, int64_t sample_us, int ended, int probe)
     if (probe) {
         /* Spinning back on: probe often again next time it goes off. Still off: probe less. */
         int every = load(&e->probe_every);
-        if (estimate <= rx_spin_cap_us(e))
+        if (rx_spin_is_on(e))
             every = PROBE_EVERY_MIN;
         else if (every < PROBE_EVERY_MAX)
             every *= 2;

@@ -67,8 +67,12 @@ void rx_spin_wait_finished(rx_spin *spin, rx_transfer *t);
  * which spin on epoll. */
 int rx_spin_budget_us(rx_spin *spin, int *probe);
 
-/* The most a wait may spin now (the cap above); for tests and stats. */
+/* The most a wait may spin now (the cap above). */
 int rx_spin_cap_us(const rx_spin *spin);
+
+/* Whether waits spin now (the estimate is within the cap), as opposed to only the occasional
+ * probe. Reads the state without changing it, unlike rx_spin_budget_us. */
+int rx_spin_is_on(const rx_spin *spin);
 
 /* A wait that began at t->wait.started_us ended with the transfer delivered, while spinning
  * (RX_WAIT_SPUN) or after sleeping (RX_WAIT_SLEPT): feed it to the estimate. Each wait counts

@@ -61,12 +61,7 @@ static long spin_cost(rx_spin *s, int server_us, int penalty_us, int settle, int
     return spun;
 }
 
-static int spins_now(rx_spin *s)
-{
-    int probe;
-    int budget = rx_spin_budget_us(s, &probe);
-    return budget > 0 && !probe;
-}
+static int spins_now(rx_spin *s) { return rx_spin_is_on(s); }
 
 int main(void)
 {
