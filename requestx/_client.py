@@ -35,7 +35,7 @@ from ._config import (
     Timeout,
 )
 from ._decoders import accept_encoding_header
-from ._models import Cookies, Headers, Request, Response
+from ._models import _PLAIN_METHODS, Cookies, Headers, Request, Response
 from ._redirects import check_followable, check_redirect_count, next_request
 from ._routing import URLPattern, environment_proxies, normalize_proxy
 from ._transports import (
@@ -205,6 +205,7 @@ class _BaseClient:
         ]
         self._closed = False
         self._opened = False
+        self._plain_class = _overrides_no_send_step(type(self))
 
     # -- configuration, as httpx exposes it --
 
@@ -352,6 +353,35 @@ class _BaseClient:
             extensions=extensions,
         )
 
+    def _plain_request(self, method: str, url: typing.Any) -> Request | None:
+        """`build_request(method, url)` for the common request, when nothing but the client's
+        defaults shapes it: a bodiless method, an absolute http(s) URL given as a `str`, and a
+        client with no params, auth, cookies, hooks or mounts and whose send steps are not
+        overridden. The client's own engine transport then sends it (`_send_plain`) without
+        the general path's layers, which would do the same (tests/test_plain_requests.py).
+        None when any of that does not hold: the caller takes the general path."""
+        hooks = self._event_hooks
+        if (
+            method not in _PLAIN_METHODS
+            or type(url) is not str
+            or self._direct is None
+            or self._mount_routes
+            or self._auth is not None
+            or self._params
+            or hooks["request"]
+            or hooks["response"]
+            or not self._plain_class
+            or not self._cookies._maybe_empty()
+        ):
+            return None
+        merged_url = url_from_str(url)
+        scheme = merged_url._scheme
+        if (scheme != "http" and scheme != "https") or not merged_url._host:
+            return None  # relative (base_url), unsupported or host-less: the general path
+        if merged_url._userinfo:
+            return None  # credentials become the auth flow's header
+        return Request._plain(method, merged_url, self._headers, {"timeout": self._timeout_dict})
+
     # -- sending --
 
     def _timeouts_for(self, request: Request) -> tuple[int, ...]:
@@ -492,6 +522,24 @@ class Client(_BaseClient):
             response.close()  # a body that failed half-read (even by Ctrl-C) is let go of
             raise
 
+    def _send_plain(self, request: Request, follow_redirects: bool | UseClientDefault) -> Response:
+        """`send(request)` for a request `_plain_request` built: straight to the client's own
+        engine transport, through the redirect loop only when the answer is a redirect."""
+        follow = self._check_send_options(follow_redirects)
+        response: Response = self._direct._send_plain(request, self._timeout_ms)
+        self._apply_client_defaults(response, response._sets_cookies)
+        if not response.has_redirect_location:
+            return response
+        history: list[Response] = []
+        try:
+            following = self._after_response(request, response, history, follow)
+        except BaseException:
+            response.close()
+            raise
+        if following is None:
+            return response
+        return self._send_handling_redirects(following, follow, history)
+
     def send(
         self,
         request: Request,
@@ -595,6 +643,21 @@ class Client(_BaseClient):
         >>> client.request("PATCH", "/items/1", json={"name": "new"}).status_code
         200
         """
+        if (
+            content is None
+            and data is None
+            and files is None
+            and json is None
+            and params is None
+            and headers is None
+            and cookies is None
+            and auth is USE_CLIENT_DEFAULT
+            and timeout is USE_CLIENT_DEFAULT
+            and extensions is None
+        ):
+            plain = self._plain_request(method, url)
+            if plain is not None:
+                return self._send_plain(plain, follow_redirects)
         if cookies is not None:
             _warn_per_request_cookies()
         request = self.build_request(
@@ -689,6 +752,26 @@ class AsyncClient(_BaseClient):
             await response.aclose()  # a body that failed half-read (even cancelled) is let go of
             raise
         return self._adopt_transport_response(request, response, False, started)
+
+    async def _send_plain(
+        self, request: Request, follow_redirects: bool | UseClientDefault
+    ) -> Response:
+        """`send(request)` for a request `_plain_request` built: straight to the client's own
+        engine transport, through the redirect loop only when the answer is a redirect."""
+        follow = self._check_send_options(follow_redirects)
+        response: Response = await self._direct._send_plain(request, self._timeout_ms)
+        self._apply_client_defaults(response, response._sets_cookies)
+        if not response.has_redirect_location:
+            return response
+        history: list[Response] = []
+        try:
+            following = self._after_response(request, response, history, follow)
+        except BaseException:
+            await response.aclose()
+            raise
+        if following is None:
+            return response
+        return await self._send_handling_redirects(following, follow, history)
 
     async def send(
         self,
@@ -787,6 +870,10 @@ class AsyncClient(_BaseClient):
         >>> (await client.request("PATCH", "/items/1", json={"name": "new"})).status_code
         200
         """
+        if not kwargs and auth is USE_CLIENT_DEFAULT:
+            plain = self._plain_request(method, url)
+            if plain is not None:
+                return await self._send_plain(plain, follow_redirects)
         if kwargs.get("cookies") is not None:
             _warn_per_request_cookies()
         request = self.build_request(method, url, **kwargs)
@@ -835,3 +922,13 @@ class AsyncClient(_BaseClient):
         self._closed = True
         for transport in self._transports():
             await transport.__aexit__(*exc_info)
+
+
+# The steps of sending that a subclass may override (httpx's clients are subclassed): a client
+# whose class overrides any of them never takes the plain path, which would skip them.
+_SEND_STEPS = ("build_request", "send", "_send_handling_redirects", "_send_single")
+
+
+def _overrides_no_send_step(cls: type) -> bool:
+    base = Client if issubclass(cls, Client) else AsyncClient
+    return all(getattr(cls, name) is getattr(base, name) for name in _SEND_STEPS)

@@ -225,6 +225,15 @@ class Headers(typing.MutableMapping[str, str]):
         headers._encoding = None
         return headers
 
+    @classmethod
+    def _from_entries(cls, entries: list[_Entry]) -> Headers:
+        """Headers that take `entries` (checked, lower-cased names beside) as they are."""
+        headers = cls.__new__(cls)
+        headers._block = None
+        headers._list = entries
+        headers._encoding = None
+        return headers
+
     def _entries(self) -> list[_Entry]:
         entries = self._list
         if entries is None:
@@ -401,6 +410,9 @@ class Headers(typing.MutableMapping[str, str]):
 _COMMON_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+").fullmatch
 _METHODS_WITH_BODY = frozenset({"POST", "PUT", "PATCH"})
+# The request methods `Request._plain` builds (no Content-Length: 0 to add), and as bytes.
+_PLAIN_METHODS = {"GET": b"GET", "HEAD": b"HEAD", "OPTIONS": b"OPTIONS", "DELETE": b"DELETE"}
+_HOST_OR_FRAMING = frozenset({b"host", b"content-length", b"transfer-encoding"})
 
 
 class _UnattachedStream:
@@ -499,6 +511,29 @@ class Request:
                 self._content = None  # a stream, fed to the engine as the request runs
                 self._stream = body
             self._add_default_headers(body_headers)
+
+    @classmethod
+    def _plain(
+        cls, method: str, url: URL, headers: Headers, extensions: dict[str, typing.Any]
+    ) -> Request | None:
+        """What `Request(method, url, headers=headers, extensions=extensions)` builds, for a
+        bodiless method (see `_PLAIN_METHODS`) and an http(s) URL with a host, in one pass
+        over the headers: Host, then `headers`' entries. None when `headers` set Host or a
+        framing header themselves: `__init__` decides those (and the transport checks them).
+        `extensions` is taken, not copied. The client's hot path (`_BaseClient._plain_request`)."""
+        entries: list[_Entry] = [(b"Host", b"host", url.netloc)]
+        for entry in headers._entries():
+            if entry[1] in _HOST_OR_FRAMING:
+                return None
+            entries.append(entry)
+        request = cls.__new__(cls)
+        request.method = method
+        request.url = url
+        request.headers = Headers._from_entries(entries)
+        request.extensions = extensions
+        request._content = b""
+        request._stream = None
+        return request
 
     def _add_default_headers(self, body_headers: typing.Iterable[tuple[bytes, bytes]]) -> None:
         headers = self.headers

@@ -44,7 +44,7 @@ from ._exceptions import (
     exception_for_engine_error,
 )
 from ._framing import check_request_framing
-from ._models import _METHODS_WITH_BODY, Request, Response
+from ._models import _METHODS_WITH_BODY, _PLAIN_METHODS, Request, Response
 from ._routing import engine_route, normalize_proxy
 from ._streams import (
     AsyncEngineResponseStream,
@@ -283,6 +283,20 @@ class _EngineTransport:
             self._route,
         )
 
+    def _plain_arguments(self, request: Request, timeouts: tuple[int, ...]) -> EngineArguments:
+        """`_engine_arguments` for a request `Request._plain` built: an http(s) URL with a
+        host and no userinfo, a bodiless method and no framing headers, so nothing to check."""
+        return (
+            _PLAIN_METHODS[request.method],
+            str(request.url).encode("ascii"),
+            request.headers._entries(),
+            None,
+            timeouts,
+            self._http_version,
+            self._tls,
+            self._route,
+        )
+
     def _error(self, exc: _core.EngineError, request: Request) -> RequestError:
         """The exception for a failed transfer. Through a proxy, every connection is to the
         proxy: failing to make one is a ProxyError that names it."""
@@ -337,7 +351,13 @@ class HTTPTransport(_EngineTransport, BaseTransport):
         """One request, one response: the hot path into the engine."""
         if stream or request._content is None:
             return self._send_through_stream(request, timeouts, stream)
-        arguments = self._engine_arguments(request, timeouts)
+        return self._perform(request, self._engine_arguments(request, timeouts))
+
+    def _send_plain(self, request: Request, timeouts: tuple[int, ...]) -> Response:
+        """`_send` for a request the client built with `Request._plain` (its hot path)."""
+        return self._perform(request, self._plain_arguments(request, timeouts))
+
+    def _perform(self, request: Request, arguments: EngineArguments) -> Response:
         try:
             result = self._engine.perform(*arguments)
         except _core.EngineError as exc:
@@ -400,7 +420,15 @@ class AsyncHTTPTransport(_EngineTransport, AsyncBaseTransport):
         """One request, one response: submit to the engine, await the event loop's queue."""
         if stream or request._content is None:
             return await self._send_through_stream(request, timeouts, stream)
-        arguments = self._engine_arguments(request, timeouts)
+        return await self._perform(request, self._engine_arguments(request, timeouts))
+
+    def _send_plain(
+        self, request: Request, timeouts: tuple[int, ...]
+    ) -> typing.Coroutine[typing.Any, typing.Any, Response]:
+        """`_send` for a request the client built with `Request._plain` (its hot path)."""
+        return self._perform(request, self._plain_arguments(request, timeouts))
+
+    async def _perform(self, request: Request, arguments: EngineArguments) -> Response:
         bridge = _aio.current_bridge()
         # httpx awaits before anything goes out; so do we, or a request made in an already
         # cancelled scope could be sent (and even completed by the spin) before noticing.

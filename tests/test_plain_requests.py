@@ -1,0 +1,333 @@
+"""The plain path: `client.get(url)` and the other bodiless methods, when nothing but the
+client's defaults shapes the request, are built by `Request._plain` and sent by the transport's
+`_send_plain` instead of going through `build_request` -> `send` -> the redirect loop ->
+`_send_single` (`_BaseClient._plain_request`, docs/architecture.md "Following one
+`client.get(url)`").
+
+A shortcut must never change what reaches the server or what the caller gets back, so:
+
+* every method it takes sends, byte for byte and in order, the head the general path sends
+  (a raw-socket server records both), against nginx and hypercorn too;
+* everything it does not handle falls back, also when the client is changed after it was made
+  (hooks, cookies, auth, params, headers) or its class overrides a step of sending: each is
+  checked by what the server saw or what the override recorded;
+* redirects, errors, a closed client and odd URLs behave as on the general path.
+"""
+
+from __future__ import annotations
+
+import typing
+
+import pytest
+
+import requestx
+from tests.servers import HypercornServer
+from tests.servers.nginx import Nginx, nginx_or_skip
+from tests.servers.recorder import RecordedHead, RecordingServer
+
+PLAIN_METHODS = ["GET", "HEAD", "OPTIONS", "DELETE"]
+
+
+@pytest.fixture(scope="module")
+def recorder() -> typing.Iterator[RecordingServer]:
+    with RecordingServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def nginx() -> typing.Iterator[Nginx]:
+    with nginx_or_skip() as server:
+        yield server
+
+
+def _heads_of(recorder: RecordingServer, send: typing.Callable[[], object]) -> list[RecordedHead]:
+    recorder.reset()
+    send()
+    return list(recorder.heads)
+
+
+class GeneralPathSpy:
+    """Counts calls of the general path's steps on one client (instance attributes: the class
+    is untouched, so the client still may take the plain path)."""
+
+    def __init__(self, client: requestx.Client) -> None:
+        self.calls = 0
+        original = client._send_handling_redirects
+
+        def counted(*args: typing.Any, **kwargs: typing.Any) -> typing.Any:
+            self.calls += 1
+            return original(*args, **kwargs)
+
+        client._send_handling_redirects = counted  # type: ignore[method-assign]
+
+
+@pytest.mark.parametrize("method", PLAIN_METHODS)
+def test_plain_and_general_paths_send_the_same_head(recorder: RecordingServer, method: str) -> None:
+    url = recorder.url + "/a/b?q=1&r=%20"
+    with requestx.Client(headers={"X-Custom": "one", "x-custom": "two"}) as client:
+        spy = GeneralPathSpy(client)
+        plain = _heads_of(recorder, lambda: client.request(method, url))
+        assert spy.calls == 0, "the plain path was not taken"
+        # headers={} changes nothing but takes the general path
+        general = _heads_of(recorder, lambda: client.request(method, url, headers={}))
+        assert spy.calls == 1
+    assert len(plain) == len(general) == 1
+    assert plain[0].request_line == general[0].request_line == f"{method} /a/b?q=1&r=%20 HTTP/1.1"
+    assert plain[0].fields == general[0].fields
+    assert plain[0].fields[0] == ("Host", recorder.url.split("//")[1])
+    assert plain[0].header("x-custom") == "one"
+
+
+@pytest.mark.parametrize("method", PLAIN_METHODS)
+def test_plain_request_object_matches_build_request(recorder: RecordingServer, method: str) -> None:
+    url = recorder.url + "/echo"
+    with requestx.Client() as client:
+        response = client.request(method, url)
+        built = client.build_request(method, url)
+    request = response.request
+    assert (request.method, request.url) == (built.method, built.url)
+    assert request.headers.raw == built.headers.raw
+    assert request.extensions == built.extensions
+    assert request.content == built.content == b""
+    # The request's headers and extensions are its own: changing them leaves the client alone.
+    request.headers["X-Later"] = "1"
+    request.extensions["x"] = 1
+    assert "x-later" not in client.headers
+    assert client.build_request("GET", url).extensions == built.extensions
+
+
+def test_plain_get_against_nginx_and_hypercorn(nginx: Nginx, server: HypercornServer) -> None:
+    with requestx.Client() as client:
+        spy = GeneralPathSpy(client)
+        before = nginx.handled_requests()
+        for _ in range(20):
+            assert client.get(nginx.url + "/get").text == "Hello, world!"
+        assert nginx.handled_requests() - before == 20
+        echoed = client.get(server.url + "/echo").json()
+        assert spy.calls == 0
+    assert echoed["method"] == "GET"
+    names = [name for name, _ in echoed["headers"]]
+    assert names[0] == "host"
+    assert names.count("host") == 1
+    assert "content-length" not in names and "transfer-encoding" not in names
+
+
+def test_redirects_from_the_plain_path(server: HypercornServer) -> None:
+    with requestx.Client(follow_redirects=True) as client:
+        response = client.get(server.url + "/redirect/chain/2")
+        assert response.status_code == 200
+        assert response.url == server.url + "/echo"
+        assert [r.status_code for r in response.history] == [302, 302, 302]
+        assert [r.history for r in response.history][2][0] is response.history[0]
+        assert response.history[0].request.url == server.url + "/redirect/chain/2"
+    with requestx.Client() as client:
+        response = client.get(server.url + "/redirect/chain/0")
+        assert response.status_code == 302 and response.history == []
+        assert response.next_request is not None
+        assert response.next_request.url == server.url + "/echo"
+        followed = client.get(server.url + "/redirect/chain/0", follow_redirects=True)
+        assert followed.status_code == 200 and len(followed.history) == 1
+    with (
+        requestx.Client(follow_redirects=True, max_redirects=3) as client,
+        pytest.raises(requestx.TooManyRedirects),
+    ):
+        client.get(server.url + "/redirect/loop")
+
+
+def test_changes_after_construction_are_honoured(recorder: RecordingServer) -> None:
+    url = recorder.url + "/x"
+    with requestx.Client() as client:
+        seen: list[str] = []
+        client.event_hooks["request"].append(lambda request: seen.append("request"))
+        client.get(url)
+        assert seen == ["request"]
+        client.event_hooks = {"response": [lambda response: seen.append("response")]}
+        client.get(url)
+        assert seen == ["request", "response"]
+        client.event_hooks = {}
+
+        client.cookies.set("session", "s-1")
+        assert _heads_of(recorder, lambda: client.get(url))[0].header("cookie") == "session=s-1"
+        client.cookies.clear()
+        assert _heads_of(recorder, lambda: client.get(url))[0].header("cookie") is None
+
+        client.auth = ("user", "pass")
+        head = _heads_of(recorder, lambda: client.get(url))[0]
+        assert head.header("authorization") == "Basic dXNlcjpwYXNz"
+        client.auth = None
+
+        client.params = {"p": "1"}
+        assert _heads_of(recorder, lambda: client.get(url))[0].target == "/x?p=1"
+        client.params = {}
+
+        client.headers["X-Added"] = "yes"
+        assert _heads_of(recorder, lambda: client.get(url))[0].header("x-added") == "yes"
+        client.headers = {"Accept": "text/plain"}
+        head = _heads_of(recorder, lambda: client.get(url))[0]
+        assert head.header("accept") == "text/plain" and head.header("x-added") is None
+
+
+@pytest.mark.parametrize(
+    ("header", "value"),
+    [("Host", "example.test"), ("Content-Length", "0")],
+)
+def test_client_headers_that_the_general_path_decides(
+    recorder: RecordingServer, header: str, value: str
+) -> None:
+    """A client-level Host or framing header is the general path's to judge: the head sent is
+    the one `send(build_request(...))` sends, with the header once."""
+    url = recorder.url + "/x"
+    with requestx.Client(headers={header: value}) as client:
+        sent = _heads_of(recorder, lambda: client.get(url))
+        general = _heads_of(recorder, lambda: client.send(client.build_request("GET", url)))
+    assert len(sent) == len(general) == 1
+    assert sent[0].fields == general[0].fields
+    assert sent[0].header(header) == value
+    assert [name.lower() for name, *_ in sent[0].fields].count(header.lower()) == 1
+
+
+def test_client_level_chunked_framing_as_on_the_general_path(server: HypercornServer) -> None:
+    """(The recorder frames bodies by Content-Length only: hypercorn reports this one.)"""
+    url = server.url + "/echo"
+    with requestx.Client(headers={"Transfer-Encoding": "chunked"}) as client:
+        plain = client.get(url).json()
+        general = client.send(client.build_request("GET", url)).json()
+    assert plain["headers"] == general["headers"]
+    assert ["transfer-encoding", "chunked"] in plain["headers"]
+
+
+def test_urls_the_plain_path_leaves_alone(recorder: RecordingServer) -> None:
+    with requestx.Client(base_url=recorder.url + "/base") as client:
+        assert _heads_of(recorder, lambda: client.get("rel"))[0].target == "/base/rel"
+        credentials = recorder.url.replace("http://", "http://u:p@") + "/x"
+        head = _heads_of(recorder, lambda: client.get(credentials))[0]
+        assert head.header("authorization") == "Basic dTpw"
+    with requestx.Client() as client:
+        for bad in ("ftp://127.0.0.1/x", "http:///x", "//127.0.0.1/x", "x"):
+            with pytest.raises(requestx.UnsupportedProtocol) as plain:
+                client.get(bad)
+            with pytest.raises(requestx.UnsupportedProtocol) as general:
+                client.send(client.build_request("GET", bad))
+            assert str(plain.value) == str(general.value)
+        # a URL object, and a method the plain path does not build, take the general path
+        head = _heads_of(recorder, lambda: client.get(requestx.URL(recorder.url + "/u")))[0]
+        assert head.target == "/u"
+        head = _heads_of(recorder, lambda: client.request("post", recorder.url + "/p"))[0]
+        assert head.request_line.startswith("POST /p ") and head.header("content-length") == "0"
+
+
+def test_a_subclass_that_overrides_a_send_step_is_called(recorder: RecordingServer) -> None:
+    calls: list[str] = []
+
+    class Recording(requestx.Client):
+        def send(self, request: requestx.Request, **kwargs: typing.Any) -> requestx.Response:
+            calls.append(request.method)
+            return super().send(request, **kwargs)
+
+    class Building(requestx.Client):
+        def build_request(self, method: str, url: typing.Any, **kwargs: typing.Any) -> typing.Any:
+            request = super().build_request(method, url, **kwargs)
+            request.headers["X-Built"] = "1"
+            return request
+
+    with Recording() as client:
+        client.get(recorder.url + "/x")
+    assert calls == ["GET"]
+    with Building() as client:
+        assert _heads_of(recorder, lambda: client.get(recorder.url + "/x"))[0].header("x-built")
+
+
+def test_closed_client_and_engine_errors(nginx: Nginx) -> None:
+    client = requestx.Client()
+    client.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        client.get(nginx.url + "/get")
+    with requestx.Client(timeout=2) as client:
+        with pytest.raises(requestx.ConnectError) as caught:
+            client.get("http://127.0.0.1:9/unreachable")
+        assert caught.value.request.url == "http://127.0.0.1:9/unreachable"
+        # the client goes on working after an error on the plain path
+        assert client.get(nginx.url + "/get").status_code == 200
+
+
+def test_mounts_and_custom_transports_are_used(recorder: RecordingServer) -> None:
+    seen: list[str] = []
+
+    class Transport(requestx.BaseTransport):
+        def handle_request(self, request: requestx.Request) -> requestx.Response:
+            seen.append(str(request.url))
+            return requestx.Response(204)
+
+    with requestx.Client(mounts={"http://127.0.0.1": Transport()}) as client:
+        assert client.get(recorder.url + "/m").status_code == 204
+    with requestx.Client(transport=Transport()) as client:
+        assert client.get(recorder.url + "/t").status_code == 204
+    assert seen == [recorder.url + "/m", recorder.url + "/t"]
+
+
+class AsyncGeneralPathSpy:
+    """GeneralPathSpy for an AsyncClient."""
+
+    def __init__(self, client: requestx.AsyncClient) -> None:
+        self.calls = 0
+        original = client._send_handling_redirects
+
+        async def counted(*args: typing.Any, **kwargs: typing.Any) -> typing.Any:
+            self.calls += 1
+            return await original(*args, **kwargs)
+
+        client._send_handling_redirects = counted  # type: ignore[method-assign]
+
+
+@pytest.mark.anyio
+async def test_async_plain_and_general_paths_send_the_same_head(
+    recorder: RecordingServer, server: HypercornServer
+) -> None:
+    url = recorder.url + "/a?b=c"
+    async with requestx.AsyncClient(headers={"X-Custom": "one"}) as client:
+        spy = AsyncGeneralPathSpy(client)
+        for method in PLAIN_METHODS:
+            recorder.reset()
+            await client.request(method, url)
+            plain = list(recorder.heads)
+            assert spy.calls == 0, "the plain path was not taken"
+            recorder.reset()
+            await client.request(method, url, headers={})
+            assert spy.calls == 1
+            spy.calls = 0
+            assert len(plain) == len(recorder.heads) == 1
+            assert plain[0].request_line == recorder.heads[0].request_line
+            assert plain[0].fields == recorder.heads[0].fields
+        echoed = (await client.get(server.url + "/echo")).json()
+        assert [name for name, _ in echoed["headers"]][0] == "host"
+        assert spy.calls == 0
+
+
+@pytest.mark.anyio
+async def test_async_plain_path_fallbacks_and_redirects(
+    recorder: RecordingServer, server: HypercornServer
+) -> None:
+    url = recorder.url + "/x"
+    async with requestx.AsyncClient(follow_redirects=True) as client:
+        response = await client.get(server.url + "/redirect/chain/1")
+        assert response.url == server.url + "/echo"
+        assert [r.status_code for r in response.history] == [302, 302]
+        seen: list[str] = []
+
+        async def hook(response: requestx.Response) -> None:
+            seen.append(response.request.method)
+
+        client.event_hooks["response"].append(hook)
+        await client.head(url)
+        assert seen == ["HEAD"]
+        client.event_hooks = {}
+        client.cookies.set("session", "s-2")
+        recorder.reset()
+        await client.get(url)
+        assert recorder.heads[0].header("cookie") == "session=s-2"
+        client.cookies.clear()
+        for bad in ("ftp://127.0.0.1/x", "x"):
+            with pytest.raises(requestx.UnsupportedProtocol):
+                await client.get(bad)
+    with pytest.raises(RuntimeError, match="closed"):
+        await client.get(url)
