@@ -272,6 +272,21 @@ static int field_line_ok(const char *line, size_t n)
     return i > 0 && i < n && line[i] == ':';
 }
 
+/* The RX_MARK_* bit of a field line ("Name: value"), or 0. */
+static int header_mark(const char *line, size_t n)
+{
+    static const char encoding[] = "content-encoding:", cookie[] = "set-cookie";
+    if (n >= sizeof encoding - 1 && strncasecmp(line, encoding, sizeof encoding - 1) == 0)
+        return RX_MARK_CONTENT_ENCODING;
+    size_t name = sizeof cookie - 1;
+    if (n > name && strncasecmp(line, cookie, name) == 0) {
+        /* "Set-Cookie:" or "Set-Cookie2:" */
+        if (line[name] == ':' || (line[name] == '2' && n > name + 1 && line[name + 1] == ':'))
+            return RX_MARK_SET_COOKIE;
+    }
+    return 0;
+}
+
 static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
 {
     rx_transfer *t = userdata;
@@ -282,6 +297,7 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
     /* A status line starts a new response (after a 1xx): keep only the final block. */
     if (n >= 5 && memcmp(data, "HTTP/", 5) == 0) {
         rx_buffer_clear(&t->headers);
+        t->header_marks = 0;
         t->content_length = -1;
         t->block_status = parse_status(data, n);
         if (t->block_status < 0) {
@@ -303,6 +319,8 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
     } else if (content_length_conflicts(t, data, n)) {
         t->own_error = RX_E_BAD_FRAMING;
         return 0;
+    } else {
+        t->header_marks |= header_mark(data, n);
     }
     size_t limit = t->max_header_bytes > 0 ? (size_t)t->max_header_bytes
                                            : (size_t)RX_DEFAULT_MAX_HEADER_BYTES;

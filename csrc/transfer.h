@@ -82,6 +82,10 @@ enum { RX_NEW = 0, RX_ACTIVE = 1, RX_DONE = 2 };
 /* Where a running transfer is, for choosing which timeout applies. */
 enum { RX_PHASE_WAITING = 0, RX_PHASE_CONNECTING = 1, RX_PHASE_EXCHANGING = 2 };
 
+/* Fields of the final response's header block that the Python side acts on, noted as the block
+ * arrives so that it need not scan the block for them (header_marks). */
+enum { RX_MARK_CONTENT_ENCODING = 1, RX_MARK_SET_COOKIE = 2 };
+
 struct rx_engine;
 typedef struct rx_transfer rx_transfer;
 
@@ -159,6 +163,7 @@ struct rx_transfer {
     long status;
     int http_version_used;   /* CURL_HTTP_VERSION_* */
     rx_buffer headers;       /* raw header block of the final response, status line included */
+    int header_marks;        /* RX_MARK_* bits: fields that block carries (set with it) */
     rx_buffer body_buf;
     int64_t total_time_us;
     int error;               /* 0, a CURLcode, or an RX_E_* */

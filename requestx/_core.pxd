@@ -53,6 +53,8 @@ cdef extern from "transfer.h" nogil:
         RX_HTTP_1_1
         RX_HTTP_2_TLS
         RX_HTTP_2_PRIOR_KNOWLEDGE
+        RX_MARK_CONTENT_ENCODING
+        RX_MARK_SET_COOKIE
 
     ctypedef struct rx_transfer:
         const char *body
@@ -75,6 +77,8 @@ cdef extern from "transfer.h" nogil:
         int error
         char *error_text
         size_t headers_len "headers.len"
+        int header_marks
+        int http_version_used
         char *headers_data "headers.data"
 
     rx_transfer *rx_transfer_new()

@@ -54,6 +54,10 @@ if curl_global_init(CURL_GLOBAL_ALL) != 0:
     raise ImportError("requestx: libcurl global initialisation failed")
 
 LIBCURL_VERSION = curl_version().decode()
+# Bits of the last item of a result (perform, PendingTransfer.result/finish/response_head):
+# fields the response's header block carries, noted by the engine as it arrived.
+MARK_CONTENT_ENCODING = RX_MARK_CONTENT_ENCODING
+MARK_SET_COOKIE = RX_MARK_SET_COOKIE
 
 cdef curl_version_info_data *_info = curl_version_info(CURLVERSION_NOW)
 
@@ -802,8 +806,8 @@ cdef class PendingTransfer:
             if t.error == 0:
                 raise EngineError(RX_E_CANCELLED, "the response ended before its headers")
             raise EngineError(t.error, t.error_text.decode("utf-8", "replace"))
-        return (t.status, rx_transfer_http_version(t).decode("ascii"),
-                PyBytes_FromStringAndSize(t.headers_data, t.headers_len))
+        return (t.status, _http_version_of(t),
+                PyBytes_FromStringAndSize(t.headers_data, t.headers_len), t.header_marks)
 
     def read_chunk(self, bint block):
         """The body bytes received since the last call: b"" at the end of the body, None when
@@ -1090,8 +1094,20 @@ cdef tuple _take_result(rx_transfer *t):
     body.data = rx_transfer_take_body(t, &size)
     body.size = <Py_ssize_t>size
     raw_headers = PyBytes_FromStringAndSize(t.headers_data, t.headers_len)
-    return (t.status, rx_transfer_http_version(t).decode("ascii"), raw_headers, body,
-            t.total_time_us / 1e6)
+    return (t.status, _http_version_of(t), raw_headers, body, t.total_time_us / 1e6,
+            t.header_marks)
+
+
+# "HTTP/1.1" and friends, made once per protocol version rather than decoded per response.
+cdef dict _http_version_names = {}
+
+
+cdef str _http_version_of(rx_transfer *t):
+    name = _http_version_names.get(t.http_version_used)
+    if name is None:
+        name = rx_transfer_http_version(t).decode("ascii")
+        _http_version_names[t.http_version_used] = name
+    return name
 
 
 def live_transfers():

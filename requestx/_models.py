@@ -698,7 +698,7 @@ class Response:
     default_encoding: str | typing.Callable[[bytes], str] = "utf-8"
     _headers: Headers | None = None
     _raw_headers: bytes | None = None  # engine: the raw header block
-    _sets_cookies: bool = False  # engine: the block has a Set-Cookie field (a cheap scan)
+    _sets_cookies: bool = False  # engine: the block has a Set-Cookie field (the engine saw it)
     _http_version: str | None = None  # engine: "HTTP/1.1", "HTTP/2"
     _extensions: dict[str, typing.Any] | None = None
     _body: typing.Any = None  # engine: a buffer-protocol object with the body

@@ -162,6 +162,8 @@ def timeouts_ms(timeout: Timeout) -> tuple[int, ...]:
 
 
 _DEFAULT_TIMEOUTS_MS = timeouts_ms(DEFAULT_TIMEOUT_CONFIG)
+_MARK_CONTENT_ENCODING = _core.MARK_CONTENT_ENCODING
+_MARK_SET_COOKIE = _core.MARK_SET_COOKIE
 
 
 def request_timeouts_ms(
@@ -307,24 +309,23 @@ class _EngineTransport:
         return error
 
     def _build_response(self, request: Request, result: tuple[typing.Any, ...]) -> Response:
-        status, version, raw_headers, body, elapsed = result
+        status, version, raw_headers, body, elapsed, marks = result
         response = Response._from_engine(request, status, version, raw_headers, body, elapsed)
-        # Decoding and cookies are skipped unless the header block mentions them (one cheap
-        # scan; most responses need neither).
-        lowered = raw_headers.lower()
-        if b"content-encoding:" in lowered:
+        # Decoding and cookies are skipped unless the engine saw their header fields arrive
+        # (most responses need neither).
+        if marks & _MARK_CONTENT_ENCODING:
             response._decode_engine_body(self._max_body_bytes)
-        if b"set-cookie:" in lowered:
+        if marks & _MARK_SET_COOKIE:
             response._sets_cookies = True
         return response
 
     def _build_stream_response(
-        self, request: Request, head: tuple[int, str, bytes], stream: typing.Any
+        self, request: Request, head: tuple[int, str, bytes, int], stream: typing.Any
     ) -> Response:
-        status, version, raw_headers = head
+        status, version, raw_headers, marks = head
         response = Response._from_engine_stream(request, status, version, raw_headers, stream)
         response._max_body_bytes = self._max_body_bytes  # for read() / aread()
-        if b"set-cookie:" in raw_headers.lower():
+        if marks & _MARK_SET_COOKIE:
             response._sets_cookies = True
         return response
 
