@@ -14,10 +14,11 @@ reading (files), otherwise the body is sent with Transfer-Encoding: chunked; nev
 from __future__ import annotations
 
 import json as jsonlib
+import re
 import typing
 import warnings
 from collections.abc import AsyncIterable, Iterable, Mapping
-from urllib.parse import urlencode
+from urllib.parse import quote_plus, urlencode
 
 import orjson
 
@@ -191,14 +192,29 @@ def _encode_content(content: typing.Any) -> tuple[RawHeaders, typing.Any]:
     return ([_length_header(body)] if body else []), body
 
 
+# What `quote_plus` leaves as it is: a text made only of these is its own form encoding.
+_FORM_UNQUOTED = re.compile(r"[A-Za-z0-9_.~-]*").fullmatch
+
+
+def _form_field(name: typing.Any, value: str) -> str:
+    """`urlencode([(name, value)])`, without its per-character work for the common field
+    whose name and value need no quoting (tests/test_uploads.py compares the two)."""
+    if type(name) is not str:
+        return urlencode([(name, value)])  # bytes and other names, as urlencode treats them
+    return (
+        f"{name if _FORM_UNQUOTED(name) else quote_plus(name)}="
+        f"{value if _FORM_UNQUOTED(value) else quote_plus(value)}"
+    )
+
+
 def _encode_form(data: RequestData) -> tuple[RawHeaders, bytes]:
-    pairs: list[tuple[str, str]] = []
+    fields: list[str] = []
     for key, value in data.items():
         if isinstance(value, (list, tuple)):
-            pairs.extend((key, _primitive_to_str(item)) for item in value)
+            fields.extend(_form_field(key, _primitive_to_str(item)) for item in value)
         else:
-            pairs.append((key, _primitive_to_str(value)))
-    body = urlencode(pairs).encode("ascii")
+            fields.append(_form_field(key, _primitive_to_str(value)))
+    body = "&".join(fields).encode("ascii")
     return [
         _length_header(body),
         (b"Content-Type", b"application/x-www-form-urlencoded"),

@@ -211,3 +211,23 @@ async def test_async_length_mismatch_and_wrong_iterator_kind(server: HypercornSe
             await client.post("/upload-digest", content=_pieces(1))
         assert (await client.get("/json")).status_code == 200
         assert client._engine.stats()["running"] == 0
+
+
+FORM_TEXTS = ["", "plain", "A-Z_a.z~0-9", "two words", "a+b=c&d", "100%", "naïve", "日本", "/?#[]@"]
+
+
+@pytest.mark.parametrize("name", [*FORM_TEXTS, b"raw bytes", 42])
+def test_form_bodies_are_what_urlencode_and_httpx_make(name: typing.Any) -> None:
+    """_encode_form skips quoting for text that needs none; every other field goes through
+    quote_plus, so the body is byte for byte urlencode's (and httpx's)."""
+    from urllib.parse import urlencode
+
+    from requestx._content import encode_request
+
+    data = {name: FORM_TEXTS, "flag": True, "none": None, "n": 1.5}
+    _, body = encode_request(data=data)
+    expected = urlencode(
+        [(name, text) for text in FORM_TEXTS] + [("flag", "true"), ("none", ""), ("n", "1.5")]
+    )
+    assert body == expected.encode("ascii")
+    assert body == httpx.Request("POST", "http://x/", data=data).content
