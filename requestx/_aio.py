@@ -62,12 +62,27 @@ def _asyncio_scope_checkpoint() -> typing.Callable[[], typing.Awaitable[None]]:
         return anyio.lowlevel.checkpoint_if_cancelled
 
 
+def _asyncio_scope_tasks() -> typing.Any:
+    """The dict behind anyio's asyncio backend's task states (weak references to tasks as keys),
+    or None if anyio keeps them some other way. A task that is not in it has never entered an
+    anyio cancel scope, so anyio's checkpoint would only look it up and return: a membership
+    test answers the same without the lookup's raised and caught KeyError (1.5 µs of each async
+    request's check, measured). None: the checkpoint is always called."""
+    try:
+        from anyio._backends._asyncio import _task_states
+    except ImportError:
+        return None
+    store = getattr(_task_states, "data", None)
+    return store if isinstance(_task_states, weakref.WeakKeyDictionary) else None
+
+
 class _AsyncioBridge:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.queue = _core.CompletionQueue()
         self._loop = weakref.ref(loop)
         self._owed: set[_core.Engine] = set()  # engines owed a wake-up (submit)
         self._scope_checkpoint = _asyncio_scope_checkpoint()  # here: sync users never import it
+        self._scope_tasks = _asyncio_scope_tasks()
         loop.add_reader(self.queue.fileno(), self._drain)
         # A loop that is garbage-collected takes its bridge along: cancel what still runs.
         weakref.finalize(loop, self.queue.close)
@@ -101,8 +116,10 @@ class _AsyncioBridge:
 
     async def checkpoint_if_cancelled(self) -> None:
         """Raise now if this task is already cancelled, so nothing is sent for it."""
-        await self._scope_checkpoint()  # anyio cancel scopes
         task = asyncio.current_task()
+        scope_tasks = self._scope_tasks
+        if task is None or scope_tasks is None or weakref.ref(task) in scope_tasks:
+            await self._scope_checkpoint()  # anyio cancel scopes
         cancelling = getattr(task, "cancelling", None)  # plain task.cancel() (3.11+)
         if cancelling is not None and cancelling():
             await asyncio.sleep(0)  # delivers the pending CancelledError

@@ -11,6 +11,7 @@ that happens to look like one.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
 import textwrap
@@ -19,6 +20,7 @@ import typing
 
 import anyio
 import pytest
+import sniffio
 
 import requestx
 from requestx import _core
@@ -193,6 +195,48 @@ async def test_already_cancelled_scope_sends_nothing(server: HypercornServer) ->
             scope.cancel()
             await client.post("/echo", content=b"must not arrive")
         assert scope.cancelled_caught
+        await anyio.sleep(0.2)
+        assert server.request_count() == 0  # cancelled before it was submitted
+        await _still_works(client, server)
+    assert await _wait_live_transfers(baseline) <= baseline
+
+
+async def test_already_cancelled_plain_asyncio_task_sends_nothing(
+    server: HypercornServer, anyio_backend: object
+) -> None:
+    """The same checkpoint for tasks anyio did not start (asyncio.create_task), which it skips
+    while they have never entered an anyio scope (_AsyncioBridge.checkpoint_if_cancelled): a
+    pending task.cancel(), and a cancelled scope the task entered itself, each stop the request
+    before anything is submitted, on the plain path (GET) and the general one (POST)."""
+    if sniffio.current_async_library() != "asyncio":
+        pytest.skip("asyncio tasks only")
+    baseline = _core.live_transfers()
+    async with requestx.AsyncClient(base_url=server.url, timeout=10) as client:
+        await _still_works(client, server)
+        server.reset_stats()
+
+        async def pending_cancel(post: bool) -> None:
+            task = asyncio.current_task()
+            assert task is not None
+            task.cancel()
+            if post:
+                await client.post("/echo", content=b"must not arrive")
+            else:
+                await client.get(server.url + "/echo")
+
+        async def cancelled_scope(post: bool) -> bool:
+            with anyio.CancelScope() as scope:
+                scope.cancel()
+                if post:
+                    await client.post("/echo", content=b"must not arrive")
+                else:
+                    await client.get(server.url + "/echo")
+            return scope.cancelled_caught
+
+        for post in (False, True):
+            with pytest.raises(asyncio.CancelledError):
+                await asyncio.create_task(pending_cancel(post))
+            assert await asyncio.create_task(cancelled_scope(post))
         await anyio.sleep(0.2)
         assert server.request_count() == 0  # cancelled before it was submitted
         await _still_works(client, server)
