@@ -353,17 +353,16 @@ class _BaseClient:
             extensions=extensions,
         )
 
-    def _plain_request(self, method: str, url: typing.Any) -> Request | None:
-        """`build_request(method, url)` for the common request, when nothing but the client's
-        defaults shapes it: a bodiless method, an absolute http(s) URL given as a `str`, and a
-        client with no params, auth, cookies, hooks or mounts and whose send steps are not
-        overridden. The client's own engine transport then sends it (`_send_plain`) without
-        the general path's layers, which would do the same (tests/test_plain_requests.py).
-        None when any of that does not hold: the caller takes the general path."""
+    def _plain_url(self, url: typing.Any) -> URL | None:
+        """The URL of a request that nothing but the client's defaults shapes, or None: an
+        absolute http(s) URL without credentials, given as a `str`, to a client with no
+        params, auth, cookies, hooks or mounts and whose send steps are not overridden. Such
+        a request is built by `_plain_request` or `_plain_body_request` and sent by
+        `_send_plain`, without the general path's layers, which would do the same
+        (tests/test_plain_requests.py). None: the caller takes the general path."""
         hooks = self._event_hooks
         if (
-            method not in _PLAIN_METHODS
-            or type(url) is not str
+            type(url) is not str
             or self._direct is None
             or self._mount_routes
             or self._auth is not None
@@ -380,7 +379,41 @@ class _BaseClient:
             return None  # relative (base_url), unsupported or host-less: the general path
         if merged_url._userinfo:
             return None  # credentials become the auth flow's header
+        return merged_url
+
+    def _plain_request(self, method: str, url: typing.Any) -> Request | None:
+        """`build_request(method, url)` for a method of `_PLAIN_METHODS` (the caller's test)
+        and a plain URL (`_plain_url`), or None."""
+        merged_url = self._plain_url(url)
+        if merged_url is None:
+            return None
         return Request._plain(method, merged_url, self._headers, {"timeout": self._timeout_dict})
+
+    def _plain_body_request(
+        self,
+        method: str,
+        url: typing.Any,
+        content: RequestContent | None,
+        data: RequestData | None,
+        json: typing.Any | None,
+    ) -> Request | None:
+        """`build_request(method, url, content=..., data=..., json=...)` for a plain URL
+        (`_plain_url`), or None; also a method with no body that `_plain_request` does not
+        build (POST without one gets its `Content-Length: 0` here). Client headers that set
+        Host or framing leave it to the general path, as for `Request._plain`: the body's own
+        framing headers are then the only ones, and consistent with it by construction."""
+        merged_url = self._plain_url(url)
+        if merged_url is None or self._headers._has_host_or_framing():
+            return None
+        return Request(
+            method,
+            merged_url,
+            content=content,
+            data=data,
+            json=json,
+            headers=self._headers,
+            extensions={"timeout": self._timeout_dict},
+        )
 
     # -- sending --
 
@@ -644,10 +677,7 @@ class Client(_BaseClient):
         200
         """
         if (
-            content is None
-            and data is None
-            and files is None
-            and json is None
+            files is None
             and params is None
             and headers is None
             and cookies is None
@@ -655,7 +685,10 @@ class Client(_BaseClient):
             and timeout is USE_CLIENT_DEFAULT
             and extensions is None
         ):
-            plain = self._plain_request(method, url)
+            if method in _PLAIN_METHODS and content is None and data is None and json is None:
+                plain = self._plain_request(method, url)
+            else:
+                plain = self._plain_body_request(method, url, content, data, json)
             if plain is not None:
                 return self._send_plain(plain, follow_redirects)
         if cookies is not None:
@@ -870,8 +903,15 @@ class AsyncClient(_BaseClient):
         >>> (await client.request("PATCH", "/items/1", json={"name": "new"})).status_code
         200
         """
-        if not kwargs and auth is USE_CLIENT_DEFAULT:
-            plain = self._plain_request(method, url)
+        if auth is USE_CLIENT_DEFAULT:
+            if not kwargs and method in _PLAIN_METHODS:
+                plain = self._plain_request(method, url)
+            elif kwargs.keys() <= _BODY_ARGUMENTS:
+                plain = self._plain_body_request(
+                    method, url, kwargs.get("content"), kwargs.get("data"), kwargs.get("json")
+                )
+            else:
+                plain = None
             if plain is not None:
                 return await self._send_plain(plain, follow_redirects)
         if kwargs.get("cookies") is not None:
@@ -923,6 +963,9 @@ class AsyncClient(_BaseClient):
         for transport in self._transports():
             await transport.__aexit__(*exc_info)
 
+
+# The request arguments the plain path takes beside the URL (AsyncClient.request's **kwargs).
+_BODY_ARGUMENTS = frozenset({"content", "data", "json"})
 
 # The steps of sending that a subclass may override (httpx's clients are subclassed): a client
 # whose class overrides any of them never takes the plain path, which would skip them.

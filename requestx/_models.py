@@ -250,6 +250,13 @@ class Headers(typing.MutableMapping[str, str]):
         except (UnicodeEncodeError, AttributeError):
             return None
 
+    def _has_host_or_framing(self) -> bool:
+        """Whether Host, Content-Length or Transfer-Encoding is among these headers."""
+        for entry in self._entries():  # noqa: SIM110 (see _has)
+            if entry[1] in _HOST_OR_FRAMING:
+                return True
+        return False
+
     def _has(self, lower_name: bytes) -> bool:
         # A plain loop: on the request hot path it beats any() over a generator.
         for entry in self._entries():  # noqa: SIM110
@@ -410,8 +417,8 @@ class Headers(typing.MutableMapping[str, str]):
 _COMMON_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+").fullmatch
 _METHODS_WITH_BODY = frozenset({"POST", "PUT", "PATCH"})
-# The request methods `Request._plain` builds (no Content-Length: 0 to add), and as bytes.
-_PLAIN_METHODS = {"GET": b"GET", "HEAD": b"HEAD", "OPTIONS": b"OPTIONS", "DELETE": b"DELETE"}
+# The request methods `Request._plain` builds (no Content-Length: 0 to add).
+_PLAIN_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "DELETE"})
 _HOST_OR_FRAMING = frozenset({b"host", b"content-length", b"transfer-encoding"})
 
 

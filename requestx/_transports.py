@@ -44,7 +44,7 @@ from ._exceptions import (
     exception_for_engine_error,
 )
 from ._framing import check_request_framing
-from ._models import _METHODS_WITH_BODY, _PLAIN_METHODS, Request, Response
+from ._models import _METHODS_WITH_BODY, Request, Response
 from ._routing import engine_route, normalize_proxy
 from ._streams import (
     AsyncEngineResponseStream,
@@ -264,10 +264,16 @@ class _EngineTransport:
         self._engine = engine
 
     def _engine_arguments(self, request: Request, timeouts: tuple[int, ...]) -> EngineArguments:
-        """What the engine needs for `request`, in Engine.perform/submit's argument order.
-        A streamed body (`request._content` None) is not part of it: it is fed separately."""
+        """What the engine needs for `request`, in Engine.perform/submit's argument order,
+        once its URL and framing headers are checked. A streamed body (`request._content`
+        None) is not part of it: it is fed separately."""
         _enforce_http_url(request)
         check_request_framing(request)
+        return self._arguments(request, timeouts)
+
+    def _arguments(self, request: Request, timeouts: tuple[int, ...]) -> EngineArguments:
+        """`_engine_arguments` without the checks: for a request the client's plain path
+        built (`_BaseClient._plain_url`), whose URL and framing are right by construction."""
         method = request.method
         body = request._content
         url = request.url
@@ -279,20 +285,6 @@ class _EngineTransport:
             target.encode("ascii"),
             request.headers._entries(),
             body if body or method in _METHODS_WITH_BODY else None,
-            timeouts,
-            self._http_version,
-            self._tls,
-            self._route,
-        )
-
-    def _plain_arguments(self, request: Request, timeouts: tuple[int, ...]) -> EngineArguments:
-        """`_engine_arguments` for a request `Request._plain` built: an http(s) URL with a
-        host and no userinfo, a bodiless method and no framing headers, so nothing to check."""
-        return (
-            _PLAIN_METHODS[request.method],
-            str(request.url).encode("ascii"),
-            request.headers._entries(),
-            None,
             timeouts,
             self._http_version,
             self._tls,
@@ -355,8 +347,10 @@ class HTTPTransport(_EngineTransport, BaseTransport):
         return self._perform(request, self._engine_arguments(request, timeouts))
 
     def _send_plain(self, request: Request, timeouts: tuple[int, ...]) -> Response:
-        """`_send` for a request the client built with `Request._plain` (its hot path)."""
-        return self._perform(request, self._plain_arguments(request, timeouts))
+        """`_send` for a request the client's plain path built (its hot path): no checks."""
+        if request._content is None:
+            return self._send_through_stream(request, timeouts, False)
+        return self._perform(request, self._arguments(request, timeouts))
 
     def _perform(self, request: Request, arguments: EngineArguments) -> Response:
         try:
@@ -426,8 +420,10 @@ class AsyncHTTPTransport(_EngineTransport, AsyncBaseTransport):
     def _send_plain(
         self, request: Request, timeouts: tuple[int, ...]
     ) -> typing.Coroutine[typing.Any, typing.Any, Response]:
-        """`_send` for a request the client built with `Request._plain` (its hot path)."""
-        return self._perform(request, self._plain_arguments(request, timeouts))
+        """`_send` for a request the client's plain path built (its hot path): no checks."""
+        if request._content is None:
+            return self._send_through_stream(request, timeouts, False)
+        return self._perform(request, self._arguments(request, timeouts))
 
     async def _perform(self, request: Request, arguments: EngineArguments) -> Response:
         bridge = _aio.current_bridge()

@@ -1,8 +1,8 @@
-"""The plain path: `client.get(url)` and the other bodiless methods, when nothing but the
-client's defaults shapes the request, are built by `Request._plain` and sent by the transport's
-`_send_plain` instead of going through `build_request` -> `send` -> the redirect loop ->
-`_send_single` (`_BaseClient._plain_request`, docs/architecture.md "Following one
-`client.get(url)`").
+"""The plain path: `client.get(url)`, `client.post(url, json=...)` and the like, when nothing but
+the client's defaults and the body shapes the request, are built by `Request._plain` (bodiless)
+or `Request(...)` and sent by the transport's `_send_plain` instead of going through
+`build_request` -> `send` -> the redirect loop -> `_send_single` (`_BaseClient._plain_url`,
+docs/architecture.md "The plain path").
 
 A shortcut must never change what reaches the server or what the caller gets back, so:
 
@@ -94,6 +94,62 @@ def test_plain_request_object_matches_build_request(recorder: RecordingServer, m
     request.extensions["x"] = 1
     assert "x-later" not in client.headers
     assert client.build_request("GET", url).extensions == built.extensions
+
+
+BODIES: list[dict[str, typing.Any]] = [
+    {"json": {"a": [1, 2], "b": "ü"}},
+    {"content": b"raw \x00 bytes"},
+    {"content": "text"},
+    {"content": b""},
+    {"data": {"field": "two words", "n": "1"}},
+    {"json": None},
+]
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "PATCH", "DELETE", "GET"])
+@pytest.mark.parametrize("body", BODIES, ids=lambda body: next(iter(body)))
+def test_bodies_on_the_plain_path_as_on_the_general_one(
+    server: HypercornServer, method: str, body: dict[str, typing.Any]
+) -> None:
+    """content=, data= and json= take the plain path too (Request.__init__ builds them; only
+    the send layers are skipped): what hypercorn receives, headers and body bytes, is what the
+    general path sends."""
+    url = server.url + "/echo"
+    with requestx.Client(headers={"X-Custom": "one"}) as client:
+        spy = GeneralPathSpy(client)
+        plain = client.request(method, url, **body).json()
+        assert spy.calls == 0, "the plain path was not taken"
+        general = client.request(method, url, headers={}, **body).json()
+        assert spy.calls == 1
+    assert plain == general
+
+
+def test_client_framing_headers_with_a_body_are_judged(recorder: RecordingServer) -> None:
+    """A client-level Content-Length that contradicts the body is refused before anything is
+    sent, by the general path's framing check, whichever way the body is given."""
+    with requestx.Client(headers={"Content-Length": "0"}) as client:
+        for body in ({"json": {"a": 1}}, {"content": b"abc"}, {"data": {"k": "v"}}):
+            recorder.reset()
+            with pytest.raises(requestx.LocalProtocolError):
+                client.post(recorder.url + "/x", **body)
+            assert recorder.heads == []
+    with requestx.Client(headers={"Host": "example.test"}) as client:
+        head = _heads_of(recorder, lambda: client.post(recorder.url + "/x", content=b"abc"))[0]
+    assert head.header("host") == "example.test"
+    assert [name.lower() for name, *_ in head.fields].count("host") == 1
+
+
+def test_streamed_bodies_on_the_plain_path(server: HypercornServer) -> None:
+    def chunks() -> typing.Iterator[bytes]:
+        yield b"one "
+        yield b"two"
+
+    with requestx.Client() as client:
+        spy = GeneralPathSpy(client)
+        seen = client.post(server.url + "/echo", content=chunks()).json()
+        assert spy.calls == 0
+    assert seen["body"] == "one two"
+    assert ["transfer-encoding", "chunked"] in seen["headers"]
 
 
 def test_plain_get_against_nginx_and_hypercorn(nginx: Nginx, server: HypercornServer) -> None:
@@ -331,3 +387,20 @@ async def test_async_plain_path_fallbacks_and_redirects(
                 await client.get(bad)
     with pytest.raises(RuntimeError, match="closed"):
         await client.get(url)
+
+
+@pytest.mark.anyio
+async def test_async_bodies_on_the_plain_path(server: HypercornServer) -> None:
+    url = server.url + "/echo"
+    async with requestx.AsyncClient() as client:
+        spy = AsyncGeneralPathSpy(client)
+        for body in BODIES:
+            plain = (await client.post(url, **body)).json()
+            assert spy.calls == 0, body
+            general = (await client.post(url, headers={}, **body)).json()
+            assert spy.calls == 1
+            spy.calls = 0
+            assert plain == general
+        # other keyword arguments take the general path
+        await client.post(url, json={}, params={"p": "1"})
+        assert spy.calls == 1
