@@ -356,10 +356,12 @@ class _BaseClient:
     def _plain_url(self, url: typing.Any) -> URL | None:
         """The URL of a request that nothing but the client's defaults shapes, or None: an
         absolute http(s) URL without credentials, given as a `str`, to a client with no
-        params, auth, cookies, hooks or mounts and whose send steps are not overridden. Such
-        a request is built by `_plain_request` or `_plain_body_request` and sent by
-        `_send_plain`, without the general path's layers, which would do the same
-        (tests/test_plain_requests.py). None: the caller takes the general path."""
+        params, auth, cookies, hooks or mounts, no headers that set Host or framing (the
+        general path decides those; a body's own framing headers are then consistent with it
+        by construction), and whose send steps are not overridden. Such a request is built
+        by `_plain_request` or `_plain_body_request` and sent by `_send_plain`, without the
+        general path's layers, which would do the same (tests/test_plain_requests.py). None:
+        the caller takes the general path."""
         hooks = self._event_hooks
         if (
             type(url) is not str
@@ -371,6 +373,7 @@ class _BaseClient:
             or hooks["response"]
             or not self._plain_class
             or not self._cookies._maybe_empty()
+            or self._headers._has_host_or_framing()
         ):
             return None
         merged_url = url_from_str(url)
@@ -399,11 +402,9 @@ class _BaseClient:
     ) -> Request | None:
         """`build_request(method, url, content=..., data=..., json=...)` for a plain URL
         (`_plain_url`), or None; also a method with no body that `_plain_request` does not
-        build (POST without one gets its `Content-Length: 0` here). Client headers that set
-        Host or framing leave it to the general path, as for `Request._plain`: the body's own
-        framing headers are then the only ones, and consistent with it by construction."""
+        build (POST without one gets its `Content-Length: 0` here)."""
         merged_url = self._plain_url(url)
-        if merged_url is None or self._headers._has_host_or_framing():
+        if merged_url is None:
             return None
         return Request(
             method,
@@ -557,21 +558,13 @@ class Client(_BaseClient):
 
     def _send_plain(self, request: Request, follow_redirects: bool | UseClientDefault) -> Response:
         """`send(request)` for a request `_plain_request` built: straight to the client's own
-        engine transport, through the redirect loop only when the answer is a redirect."""
+        engine transport; a redirect answer goes on in the redirect loop."""
         follow = self._check_send_options(follow_redirects)
         response: Response = self._direct._send_plain(request, self._timeout_ms)
         self._apply_client_defaults(response, response._sets_cookies)
         if not response.has_redirect_location:
             return response
-        history: list[Response] = []
-        try:
-            following = self._after_response(request, response, history, follow)
-        except BaseException:
-            response.close()
-            raise
-        if following is None:
-            return response
-        return self._send_handling_redirects(following, follow, history)
+        return self._send_handling_redirects(request, follow, [], answer=response)
 
     def send(
         self,
@@ -607,16 +600,26 @@ class Client(_BaseClient):
             flow.close()
 
     def _send_handling_redirects(
-        self, request: Request, follow: bool, history: list[Response], stream: bool = False
+        self,
+        request: Request,
+        follow: bool,
+        history: list[Response],
+        stream: bool = False,
+        answer: Response | None = None,
     ) -> Response:
+        """Send `request` and follow its redirects if asked; `answer`: its response, already
+        received (the plain path hands over a redirect this way)."""
         request_hooks = self._event_hooks["request"]
         response_hooks = self._event_hooks["response"]
         while True:
-            if history:
-                check_redirect_count(history, self.max_redirects, request)
-            for hook in request_hooks:
-                hook(request)
-            response = self._send_single(request, stream)
+            if answer is None:
+                if history:
+                    check_redirect_count(history, self.max_redirects, request)
+                for hook in request_hooks:
+                    hook(request)
+                response = self._send_single(request, stream)
+            else:
+                response, answer = answer, None
             try:
                 for hook in response_hooks:
                     hook(response)
@@ -790,21 +793,13 @@ class AsyncClient(_BaseClient):
         self, request: Request, follow_redirects: bool | UseClientDefault
     ) -> Response:
         """`send(request)` for a request `_plain_request` built: straight to the client's own
-        engine transport, through the redirect loop only when the answer is a redirect."""
+        engine transport; a redirect answer goes on in the redirect loop."""
         follow = self._check_send_options(follow_redirects)
         response: Response = await self._direct._send_plain(request, self._timeout_ms)
         self._apply_client_defaults(response, response._sets_cookies)
         if not response.has_redirect_location:
             return response
-        history: list[Response] = []
-        try:
-            following = self._after_response(request, response, history, follow)
-        except BaseException:
-            await response.aclose()
-            raise
-        if following is None:
-            return response
-        return await self._send_handling_redirects(following, follow, history)
+        return await self._send_handling_redirects(request, follow, [], answer=response)
 
     async def send(
         self,
@@ -840,16 +835,26 @@ class AsyncClient(_BaseClient):
             await flow.aclose()
 
     async def _send_handling_redirects(
-        self, request: Request, follow: bool, history: list[Response], stream: bool = False
+        self,
+        request: Request,
+        follow: bool,
+        history: list[Response],
+        stream: bool = False,
+        answer: Response | None = None,
     ) -> Response:
+        """Send `request` and follow its redirects if asked; `answer`: its response, already
+        received (the plain path hands over a redirect this way)."""
         request_hooks = self._event_hooks["request"]
         response_hooks = self._event_hooks["response"]
         while True:
-            if history:
-                check_redirect_count(history, self.max_redirects, request)
-            for hook in request_hooks:
-                await hook(request)
-            response = await self._send_single(request, stream)
+            if answer is None:
+                if history:
+                    check_redirect_count(history, self.max_redirects, request)
+                for hook in request_hooks:
+                    await hook(request)
+                response = await self._send_single(request, stream)
+            else:
+                response, answer = answer, None
             try:
                 for hook in response_hooks:
                     await hook(response)

@@ -522,21 +522,17 @@ class Request:
     @classmethod
     def _plain(
         cls, method: str, url: URL, headers: Headers, extensions: dict[str, typing.Any]
-    ) -> Request | None:
+    ) -> Request:
         """What `Request(method, url, headers=headers, extensions=extensions)` builds, for a
-        bodiless method (see `_PLAIN_METHODS`) and an http(s) URL with a host, in one pass
-        over the headers: Host, then `headers`' entries. None when `headers` set Host or a
-        framing header themselves: `__init__` decides those (and the transport checks them).
+        bodiless method (see `_PLAIN_METHODS`), an http(s) URL with a host and `headers` that
+        set neither Host nor framing (the caller's tests): Host, then `headers`' entries.
         `extensions` is taken, not copied. The client's hot path (`_BaseClient._plain_request`)."""
-        entries: list[_Entry] = [(b"Host", b"host", url.netloc)]
-        for entry in headers._entries():
-            if entry[1] in _HOST_OR_FRAMING:
-                return None
-            entries.append(entry)
         request = cls.__new__(cls)
         request.method = method
         request.url = url
-        request.headers = Headers._from_entries(entries)
+        request.headers = Headers._from_entries(
+            [(b"Host", b"host", url.netloc), *headers._entries()]
+        )
         request.extensions = extensions
         request._content = b""
         request._stream = None

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import typing
 
+import anyio
 import pytest
 
 import requestx
@@ -188,6 +189,26 @@ def test_redirects_from_the_plain_path(server: HypercornServer) -> None:
         pytest.raises(requestx.TooManyRedirects),
     ):
         client.get(server.url + "/redirect/loop")
+
+
+def test_each_redirect_hop_is_requested_once(server: HypercornServer) -> None:
+    """The plain path hands a redirect answer to the redirect loop, which must go on from it,
+    not send the first request again: counted at the server, sync and async."""
+    with requestx.Client(follow_redirects=True) as client:
+        server.reset_stats()
+        assert client.get(server.url + "/redirect/chain/2").status_code == 200
+        assert server.request_count() == 4  # three redirects, then /echo
+        server.reset_stats()
+        client.post(server.url + "/redirect/307", content=b"body")
+        assert server.request_count() == 2
+
+    async def run() -> None:
+        async with requestx.AsyncClient(follow_redirects=True) as client:
+            server.reset_stats()
+            assert (await client.get(server.url + "/redirect/chain/1")).status_code == 200
+            assert server.request_count() == 3
+
+    anyio.run(run)
 
 
 def test_changes_after_construction_are_honoured(recorder: RecordingServer) -> None:
