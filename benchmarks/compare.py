@@ -468,13 +468,17 @@ def charts(summary: Summary, out: Path) -> list[Path]:
 # --- the command line ---------------------------------------------------------------------
 
 
-def run_h2(seconds: float, warmup: float, sequential: int, out: Path) -> dict[str, Any]:
-    """run_h2.py's parts A (throughput) and C (latency), as its JSON report."""
+def run_h2(
+    seconds: float, warmup: float, repeats: int, sequential: int, out: Path
+) -> dict[str, Any]:
+    """run_h2.py's parts A (throughput, `repeats` interleaved rounds) and C (latency), as its
+    JSON report."""
     report = out / "h2.json"
     done = subprocess.run(
         [
             sys.executable, str(HERE / "run_h2.py"), "--parts", "A,C", "--seconds", str(seconds),
-            "--warmup", str(warmup), "--sequential", str(sequential), "--json", str(report),
+            "--warmup", str(warmup), "--repeats", str(repeats), "--sequential", str(sequential),
+            "--json", str(report),
         ],
         capture_output=True, text=True, timeout=1800,
     )  # fmt: skip
@@ -494,8 +498,11 @@ def h2_markdown(h2: dict[str, Any]) -> str:
         if row.get("error"):
             lines.append(f"| {row['protocol']} | {row['client']} | failed: {row['error']} | | |")
             continue
+        rps = f"{row['requests_per_second']:,.0f}"
+        if len(row.get("runs", ())) > 1:
+            rps += f" ±{row['spread'] * 100:.0f}%"
         lines.append(
-            f"| {row['protocol']} | {row['client']} | {row['requests_per_second']:,.0f} | "
+            f"| {row['protocol']} | {row['client']} | {rps} | "
             f"{row['cpu_us_per_request']:.0f} | {row['connections']} |"
         )
     for name, reason in h2.get("skipped", {}).items():
@@ -655,7 +662,7 @@ def main(argv: list[str] | None = None) -> int:
     h2: dict[str, Any] | None = None
     if "h2" in args.scenarios:
         print("compare: HTTP/2 (benchmarks/run_h2.py)", file=sys.stderr)
-        h2 = run_h2(args.seconds, args.warmup, 50_000 if args.full else 5_000, out)
+        h2 = run_h2(args.seconds, args.warmup, args.repeats, 50_000 if args.full else 5_000, out)
         report += "\n" + h2_markdown(h2)
     (out / "report.md").write_text(report)
     everything = {

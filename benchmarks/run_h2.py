@@ -12,7 +12,8 @@ A (throughput): 64 tasks share one async client on asyncio, looping over GET /js
   with the client's json(); requestx, pyreqwest and httpx, over h2 and h2c, each cell in a fresh
   process. req/s, CPU us/request, the connections nginx accepted during the cell, and requestx's
   ratios to pyreqwest and httpx next to the issue's targets (h2 >= 1.2x pyreqwest and >= 10x
-  httpx; h2c >= 1.2x pyreqwest).
+  httpx; h2c >= 1.2x pyreqwest). With --repeats N every cell runs once in each of N rounds,
+  the order rotated each round; a row then holds the medians and the spread of its runs.
 B (connections): requestx over h2, 10,000 requests from 64 tasks on one AsyncClient: the
   connections nginx accepted (target: 1).
 C (latency): a blocking requestx.Client over h2c makes 10,000 GETs one after the other (after
@@ -32,6 +33,7 @@ import platform
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -104,6 +106,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="part A: comma-separated subset of h2 (TLS),h2c (cleartext)",
     )
     parser.add_argument(
+        "--repeats",
+        type=_positive,
+        default=1,
+        metavar="N",
+        help="part A: interleaved rounds, each cell once a round in rotated order; rows carry"
+        " the medians (1)",
+    )
+    parser.add_argument(
         "--concurrency",
         type=_positive,
         default=64,
@@ -131,6 +141,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not 0 < args.seconds <= 600 or not 0 <= args.warmup <= 60:
         parser.error("--seconds must be in (0, 600] and --warmup in [0, 60]")
+    if args.repeats > 50:
+        parser.error("--repeats must be in [1, 50]")
     if args.concurrency > 1000 or args.sequential_warmup < 0:
         parser.error("--concurrency must be in [1, 1000] and --sequential-warmup >= 0")
     return args
@@ -218,6 +230,32 @@ def throughput_cell(
     return {**row, **_rates(result), "connections": connections, "error": result["error"]}
 
 
+def median_row(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One cell's row from its runs: the median req/s and CPU us/request of the runs that
+    measured (each median on its own), the most connections any run opened, half the spread
+    of req/s between the lowest and the highest run as a share of the median, and every run.
+    The first error stands when no run measured."""
+    ok = [r for r in runs if not r.get("error") and r.get("requests")]
+    if not ok:
+        return {**runs[0], "runs": runs}
+    rps = statistics.median(r["requests_per_second"] for r in ok)
+    rates = [r["requests_per_second"] for r in ok]
+    counted = [r["connections"] for r in ok if r["connections"] is not None]
+    return {
+        **ok[0],
+        "requests": sum(r["requests"] for r in ok),
+        "seconds": round(sum(r["seconds"] for r in ok), 4),
+        "cpu_seconds": round(sum(r["cpu_seconds"] for r in ok), 4),
+        "requests_per_second": rps,
+        "cpu_us_per_request": statistics.median(r["cpu_us_per_request"] for r in ok),
+        "spread": (max(rates) - min(rates)) / 2 / rps if rps else 0.0,
+        "connections": max(counted) if counted else None,
+        "failed_runs": len(runs) - len(ok),
+        "error": None,
+        "runs": runs,
+    }
+
+
 def check_targets(rows: list[dict[str, Any]], protocols: list[str]) -> list[dict[str, Any]]:
     """requestx's req/s ratio against each of the issue's targets that this run can judge."""
     by_protocol = {r["protocol"]: r for r in rows if r["client"] == "requestx"}
@@ -263,7 +301,12 @@ def render_throughput(rows: list[dict[str, Any]], targets: list[dict[str, Any]])
             lines.append(_line(start) + "  error: " + row["error"][:100])
             if not row.get("requests"):
                 continue
-        lines.append(_line((*start, *measured_cells(row, BASELINES))))
+        line = _line((*start, *measured_cells(row, BASELINES)))
+        if len(row.get("runs", ())) > 1:
+            line += f"  ±{row['spread'] * 100:.0f}% over {len(row['runs'])} runs"
+            if row["failed_runs"]:
+                line += f", {row['failed_runs']} failed: {row['runs'][0].get('error') or '?'}"
+        lines.append(line)
     if targets:
         lines += ["", "targets (issue 6), requestx's req/s over the baseline's:"]
         for t in targets:
@@ -454,20 +497,29 @@ def main(argv: list[str] | None = None) -> int:
         if "A" in parts:
             print(
                 f"A: {args.seconds:g} s per cell after {args.warmup:g} s warm-up, "
-                f"{args.concurrency} tasks",
+                f"{args.concurrency} tasks, {args.repeats} round(s)",
                 file=sys.stderr,
             )
-            for protocol in args.protocols:
-                for client in part_a:
-                    print(f"  {protocol:<4} {client:<10}", end="", file=sys.stderr, flush=True)
+            cells = [(protocol, client) for protocol in args.protocols for client in part_a]
+            runs: dict[tuple[str, str], list[dict[str, Any]]] = {cell: [] for cell in cells}
+            for round_ in range(args.repeats):
+                # Rotate the order so that no client always runs first (or right after the
+                # same neighbour) in a round.
+                shift = round_ % len(cells)
+                for protocol, client in cells[shift:] + cells[:shift]:
+                    label = f"  {protocol:<4} {client:<10}"
+                    if args.repeats > 1:
+                        label = f"  round {round_ + 1}/{args.repeats}" + label[1:]
+                    print(label, end="", file=sys.stderr, flush=True)
                     row = throughput_cell(
                         server, client, protocol, args.concurrency, args.seconds, args.warmup
                     )
-                    rows.append(row)
+                    runs[(protocol, client)].append(row)
                     status = row["error"] or (
                         f"{row['requests_per_second']:,.0f} req/s, {row['connections']} conn(s)"
                     )
                     print(f" {status}", file=sys.stderr)
+            rows = [median_row(runs[cell]) for cell in cells]
         if "B" in parts:
             print(f"B: {args.requests:,} requests over h2", end="", file=sys.stderr, flush=True)
             part_b = connections_run(server, args.requests, args.concurrency)
@@ -491,7 +543,7 @@ def main(argv: list[str] | None = None) -> int:
         add_ratios(rows, ("protocol",), BASELINES)
         targets = check_targets(rows, args.protocols) if "requestx" in part_a else []
         out["throughput"] = {"results": rows, "targets": targets}
-        failed |= any(r["error"] for r in rows)
+        failed |= any(r["error"] or r.get("failed_runs") for r in rows)
         print()
         print(
             f"A. Throughput: GET {h2_workload.PATH} + json(), {args.concurrency} tasks on one"

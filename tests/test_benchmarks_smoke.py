@@ -77,6 +77,23 @@ def test_h2_benchmark_runs(tmp_path: Path) -> None:
     assert report  # parts B and C have their own shapes: a clean exit and a report suffice
 
 
+def test_h2_throughput_repeats_report_medians(tmp_path: Path) -> None:
+    """--repeats: each cell runs once a round, and its row holds the median of its runs."""
+    report = _run(
+        "run_h2.py", tmp_path, "--seconds", "0.2", "--warmup", "0.05", "--parts", "A",
+        "--clients", "requestx", "--protocols", "h2,h2c", "--repeats", "3", "--concurrency", "8",
+    )  # fmt: skip
+    rows = report["throughput"]["results"]
+    assert [row["protocol"] for row in rows] == ["h2", "h2c"]
+    for row in rows:
+        runs = row["runs"]
+        assert len(runs) == 3 and row["failed_runs"] == 0 and row["error"] is None
+        rates = sorted(run["requests_per_second"] for run in runs)
+        assert row["requests_per_second"] == rates[1]
+        assert row["requests"] == sum(run["requests"] for run in runs)
+        assert row["spread"] == pytest.approx((rates[2] - rates[0]) / 2 / rates[1])
+
+
 def test_pytest_benchmark_suite_runs(tmp_path: Path) -> None:
     pytest.importorskip("pytest_benchmark")
     done = subprocess.run(
