@@ -13,6 +13,9 @@
 #                   prefix exists only once a build has finished
 #
 # Pins and SHA-256 checksums: scripts/libcurl-sources.txt (the only place versions live).
+# Patches: scripts/libcurl-patches/NAME-*.patch are applied (patch -p1, in name order) to the
+# tree of NAME (curl or nghttp2) after its version is checked; each file says what it changes
+# and why. They are part of the cache key, and build-info.txt lists them.
 # Every archive is checked against its pin before it is unpacked, and the unpacked tree's own
 # version (curlver.h, nghttp2's CMakeLists.txt) must match too.
 #
@@ -30,6 +33,7 @@ set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 pins="$repo/scripts/libcurl-sources.txt"
+patch_dir="$repo/scripts/libcurl-patches"
 cache="${REQUESTX_LIBCURL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/requestx/libcurl}"
 source_mode=auto
 print_prefix=0
@@ -90,7 +94,10 @@ fi
 # Everything that changes the result goes into the key: the pins, this script, the compiler,
 # the flags the caller passes through the environment, and which static libraries were found
 # (a different OpenSSL on the search path must not reuse a build made against another).
-key_input="$(cat "$pins" "${BASH_SOURCE[0]}"; "$cc" --version | head -n 1; uname -m
+patches=()
+for file in "$patch_dir"/*.patch; do [ -f "$file" ] && patches+=("$file"); done
+key_input="$(cat "$pins" "${BASH_SOURCE[0]}" ${patches[@]+"${patches[@]}"}
+             "$cc" --version | head -n 1; uname -m
              echo "CFLAGS=${CFLAGS:-}"
              for name in "${!system_lib[@]}"; do
                  stat -c '%n %s %Y' "${system_lib[$name]}"
@@ -108,8 +115,8 @@ if [ -f "$prefix/link-args.txt" ]; then
     exit 0
 fi
 
-for tool in cmake tar sha256sum; do
-    command -v "$tool" >/dev/null 2>&1 || die "$tool not found; on Debian: apt-get install -y cmake"
+for tool in cmake tar sha256sum patch; do
+    command -v "$tool" >/dev/null 2>&1 || die "$tool not found; on Debian: apt-get install -y $tool"
 done
 generator=(-G "Unix Makefiles")
 command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
@@ -207,6 +214,15 @@ got_ng="$(sed -n 's/^project(nghttp2 VERSION \([0-9.]*\).*/\1/p' "$work/nghttp2/
 [ "$got_ng" = "$nghttp2_version" ] ||
     die "the nghttp2 sources are version ${got_ng:-unknown}, not $nghttp2_version; refusing them"
 
+for file in ${patches[@]+"${patches[@]}"}; do
+    name="$(basename "$file")"
+    tree="$work/${name%%-*}"
+    [ -d "$tree" ] || die "$name: no source tree ${name%%-*} to patch (curl or nghttp2)"
+    say "applying $name"
+    patch -d "$tree" -p1 --forward --batch --quiet <"$file" >"$work/patch.log" 2>&1 ||
+        { cat "$work/patch.log" >&2; die "$name does not apply to the pinned sources"; }
+done
+
 # --- build ------------------------------------------------------------------------------------
 stage="$work/prefix"
 # One section per function and object, so that the extension's link (setup.py, --gc-sections)
@@ -260,6 +276,9 @@ ca_path="$(sed -n 's/^#define CURL_CA_PATH "\(.*\)"/\1/p' "$work/curl-build/lib/
     echo "curl $curl_version ($(grep -m1 'LIBCURL_VERSION ' "$work/curl/include/curl/curlver.h" | cut -d'"' -f2))"
     echo "nghttp2 $nghttp2_version"
     echo "source $source_mode"
+    for file in ${patches[@]+"${patches[@]}"}; do
+        echo "patch $(basename "$file") $(sha256sum "$file" | cut -c1-12)"
+    done
     echo "ca_bundle ${ca_bundle:-none}"
     echo "ca_path ${ca_path:-none}"
     for name in ssl crypto brotlidec brotlicommon zstd z; do echo "system lib$name.a ${system_lib[$name]}"; done

@@ -89,9 +89,9 @@ if [ "$install_tools" = 1 ]; then
         # perl-core: OpenSSL's Configure needs modules (IPC::Cmd, ...) minimal perl lacks.
         # The compiler is the image's own (manylinux: gcc-toolset).
         say "installing build tools with $(basename "$pm")"
-        "$pm" install -y -q perl-core cmake make tar xz >/dev/null
+        "$pm" install -y -q perl-core cmake make patch tar xz >/dev/null
     elif command -v apk >/dev/null 2>&1; then
-        tools=(perl cmake make linux-headers tar xz)
+        tools=(perl cmake make patch linux-headers tar xz)
         if [ "$system_static" = 1 ]; then
             tools+=(openssl-dev openssl-libs-static zlib-dev zlib-static brotli-dev brotli-static
                     zstd-dev zstd-static)
@@ -100,7 +100,7 @@ if [ "$install_tools" = 1 ]; then
         apk add --no-cache -q "${tools[@]}" >/dev/null
     elif command -v apt-get >/dev/null 2>&1; then
         say "installing build tools with apt-get"
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq perl cmake make tar xz-utils >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq perl cmake make patch tar xz-utils >/dev/null
     else
         die "--install-tools: no dnf, yum, apk or apt-get here"
     fi

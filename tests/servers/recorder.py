@@ -28,6 +28,7 @@ class RecordedHead:
     """One request head as it arrived: the request line and the header fields, in order."""
 
     def __init__(self, raw: bytes) -> None:
+        self.raw = raw  # the head's bytes as received, without the blank line that ends it
         lines = raw.decode("latin-1").split("\r\n")
         self.request_line = lines[0]
         self.fields = [tuple(part.strip() for part in line.split(":", 1)) for line in lines[1:]]
