@@ -116,7 +116,9 @@ class _AsyncioBridge:
 
     async def checkpoint_if_cancelled(self) -> None:
         """Raise now if this task is already cancelled, so nothing is sent for it."""
-        task = asyncio.current_task()
+        # This bridge's loop is the running one (current_bridge found it): naming it spares
+        # current_task() the running-loop lookup, which costs a getpid() system call on 3.11.
+        task = asyncio.current_task(self._loop())
         scope_tasks = self._scope_tasks
         if task is None or scope_tasks is None or weakref.ref(task) in scope_tasks:
             await self._scope_checkpoint()  # anyio cancel scopes
