@@ -422,6 +422,41 @@ static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, cur
             goto fail;                                                                             \
     } while (0)
 
+/* Lines every request lists before its own: an empty "Expect:" stops curl's 100-continue wait
+ * on uploads; an empty "Content-Type:" stops the form type curl would add to a body given as
+ * POSTFIELDS (httpx sends none). Not const: a curl_slist's strings are `char *`; libcurl only
+ * reads them. */
+static char no_expect_line[] = "Expect:";
+static char no_content_type_line[] = "Content-Type:";
+
+/* CURLOPT_HTTPHEADER's list without copying a string: each node points at a line of
+ * header_lines (or at a line above), which outlive the transfer's use of the handle, and libcurl
+ * only reads the list. curl_slist_append would make two allocations a line and walk the list
+ * each time. */
+static int build_header_list(rx_transfer *t)
+{
+    const char *lines = t->header_lines.data;
+    size_t len = t->header_lines.len;
+    int no_content_type = t->has_body && !t->has_content_type;
+    size_t count = 1 + (size_t)no_content_type;
+    for (size_t off = 0; off < len; off += strlen(lines + off) + 1)
+        count++;
+    struct curl_slist *nodes = t->header_nodes;
+    if (count > RX_INLINE_HEADER_NODES && (nodes = malloc(count * sizeof *nodes)) == NULL)
+        return -1;
+    size_t n = 0;
+    nodes[n++].data = no_expect_line;
+    if (no_content_type)
+        nodes[n++].data = no_content_type_line;
+    for (size_t off = 0; off < len; off += strlen(lines + off) + 1)
+        nodes[n++].data = t->header_lines.data + off;
+    for (size_t i = 0; i + 1 < n; i++)
+        nodes[i].next = &nodes[i + 1];
+    nodes[n - 1].next = NULL;
+    t->header_list = nodes;
+    return 0;
+}
+
 int rx_transfer_setup(rx_transfer *t, CURL *h, CURLSH *share)
 {
     t->easy = h;
@@ -429,27 +464,8 @@ int rx_transfer_setup(rx_transfer *t, CURL *h, CURLSH *share)
     t->started_ms = t->last_activity_ms = rx_loop_now_ms;
     rx_transfer_begin_attempt(t);
 
-    /* Headers: an empty "Expect:" stops curl's 100-continue wait on uploads. */
-    struct curl_slist *list = curl_slist_append(NULL, "Expect:");
-    if (list == NULL)
+    if (build_header_list(t) != 0)
         goto fail;
-    t->header_list = list;
-    if (t->has_body && !t->has_content_type) {
-        /* With POSTFIELDS curl adds "Content-Type: application/x-www-form-urlencoded" unless
-         * told otherwise; an empty "Content-Type:" removes it (httpx sends none either). */
-        struct curl_slist *next = curl_slist_append(t->header_list, "Content-Type:");
-        if (next == NULL)
-            goto fail;
-        t->header_list = next;
-    }
-    for (size_t off = 0; off < t->header_lines.len;) {
-        const char *line = t->header_lines.data + off;
-        struct curl_slist *next = curl_slist_append(t->header_list, line);
-        if (next == NULL)
-            goto fail;
-        t->header_list = next;
-        off += strlen(line) + 1;
-    }
 
     SET(CURLOPT_PRIVATE, t);
     SET(CURLOPT_URL, t->url);
@@ -653,7 +669,8 @@ void rx_transfer_record_result(rx_transfer *t, CURLcode result)
 CURL *rx_transfer_release_handle(rx_transfer *t)
 {
     CURL *h = t->easy;
-    curl_slist_free_all(t->header_list);
+    if (t->header_list != t->header_nodes)
+        free(t->header_list); /* NULL, or nodes too many for header_nodes */
     t->header_list = NULL;
     t->easy = NULL;
     return h;

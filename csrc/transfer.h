@@ -86,6 +86,10 @@ enum { RX_PHASE_WAITING = 0, RX_PHASE_CONNECTING = 1, RX_PHASE_EXCHANGING = 2 };
  * arrives so that it need not scan the block for them (header_marks). */
 enum { RX_MARK_CONTENT_ENCODING = 1, RX_MARK_SET_COOKIE = 2 };
 
+/* Request header lines a transfer lists without an allocation (rx_transfer.header_nodes): a
+ * client's defaults and a few of the caller's, with room to spare. */
+enum { RX_INLINE_HEADER_NODES = 16 };
+
 struct rx_engine;
 typedef struct rx_transfer rx_transfer;
 
@@ -123,7 +127,10 @@ struct rx_transfer {
 
     /* ---- loop-thread state ---- */
     CURL *easy;
+    /* CURLOPT_HTTPHEADER: nodes whose strings are header_lines' own (build_header_list), in
+     * header_nodes when they fit, else in one allocation. */
     struct curl_slist *header_list;
+    struct curl_slist header_nodes[RX_INLINE_HEADER_NODES];
     int phase;               /* RX_PHASE_* */
     int64_t started_ms;      /* when the loop thread started it */
     int64_t last_activity_ms;/* last byte moved in either direction */

@@ -242,12 +242,15 @@ cmake --build "$work/nghttp2-build" --parallel "$jobs" --target install >>"$work
     { tail -n 40 "$work/nghttp2.log" >&2; die "nghttp2: build failed"; }
 
 say "building curl $curl_version (static, http and https only)"
-# Perl is switched off: it only builds docs, and the crate's tree has no docs/ folder.
+# Perl is switched off: it only builds docs, and the crate's tree has no docs/ folder. The
+# headers API (curl_easy_header) is off: the engine parses the header block itself, and with
+# the API on, libcurl stored every response header line again (allocations per line).
 cmake -S "$work/curl" -B "$work/curl-build" "${generator[@]}" "${common[@]}" \
     -DCMAKE_DISABLE_FIND_PACKAGE_Perl=ON \
     -DBUILD_CURL_EXE=OFF -DBUILD_TESTING=OFF -DBUILD_EXAMPLES=OFF \
     -DBUILD_LIBCURL_DOCS=OFF -DBUILD_MISC_DOCS=OFF -DENABLE_CURL_MANUAL=OFF \
     -DHTTP_ONLY=ON -DCURL_DISABLE_NETRC=ON -DCURL_DISABLE_LDAP=ON -DCURL_DISABLE_LDAPS=ON \
+    -DCURL_DISABLE_HEADERS_API=ON \
     -DCURL_USE_OPENSSL=ON -DOPENSSL_USE_STATIC_LIBS=ON \
     -DUSE_NGHTTP2=ON -DNGHTTP2_INCLUDE_DIR="$stage/include" \
     -DNGHTTP2_LIBRARY="$stage/lib/libnghttp2.a" \
