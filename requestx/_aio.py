@@ -76,6 +76,19 @@ def _asyncio_scope_tasks() -> typing.Any:
     return store if isinstance(_task_states, weakref.WeakKeyDictionary) else None
 
 
+class _Ready:
+    """Awaiting it returns None at once, without suspending: what `checkpoint_if_cancelled`
+    hands back when there is nothing to check. (An already-done future would do, but it holds
+    its loop, and a bridge must not: bridges are the values of a WeakKeyDictionary keyed by
+    their loops.)"""
+
+    __slots__ = ()
+    __await__ = ().__iter__  # an exhausted iterator: `await` gets None
+
+
+_READY = typing.cast(typing.Awaitable[None], _Ready())  # typeshed wants a generator
+
+
 class _AsyncioBridge:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.queue = _core.CompletionQueue()
@@ -114,27 +127,39 @@ class _AsyncioBridge:
         for engine in owed:
             engine.flush()
 
-    async def checkpoint_if_cancelled(self) -> None:
-        """Raise now if this task is already cancelled, so nothing is sent for it."""
+    # The two calls below run for every async request. They are plain functions returning
+    # what to await, not coroutines: in the common case (no anyio scope, not cancelled; not
+    # finished during the spin) they hand back an already-done future or the one coroutine
+    # that must run, so no coroutine object is made and resumed just to decide that.
+
+    def checkpoint_if_cancelled(self) -> typing.Awaitable[None]:
+        """What to await to raise now if this task is already cancelled, so nothing is sent
+        for it."""
         # This bridge's loop is the running one (current_bridge found it): naming it spares
         # current_task() the running-loop lookup, which costs a getpid() system call on 3.11.
         task = asyncio.current_task(self._loop())
         scope_tasks = self._scope_tasks
         if task is None or scope_tasks is None or weakref.ref(task) in scope_tasks:
-            await self._scope_checkpoint()  # anyio cancel scopes
+            return self._checkpoint_in_scope(task)  # anyio cancel scopes
         cancelling = getattr(task, "cancelling", None)  # plain task.cancel() (3.11+)
         if cancelling is not None and cancelling():
-            await asyncio.sleep(0)  # delivers the pending CancelledError
+            return asyncio.sleep(0)  # delivers the pending CancelledError
+        return _READY
 
-    async def wait(self, pending: _core.PendingTransfer) -> None:
-        """Until `pending` is finished. It may be already: a fed body's feeder was woken by
-        its end and the queue has let go of it, so no further news would ever come."""
+    async def _checkpoint_in_scope(self, task: asyncio.Task[typing.Any] | None) -> None:
+        await self._scope_checkpoint()
+        cancelling = getattr(task, "cancelling", None)
+        if cancelling is not None and cancelling():
+            await asyncio.sleep(0)
+
+    def wait(self, pending: _core.PendingTransfer) -> typing.Awaitable[None]:
+        """What to await until `pending` is finished. It may be already: a fed body's feeder
+        was woken by its end and the queue has let go of it, so no further news would come."""
         if pending.finished or self.queue.try_spin(pending) is not None:
             # Finished while we spun (it was the only transfer in flight). Still yield once so
             # a coroutine that loops over requests cannot starve the rest of the event loop.
-            await asyncio.sleep(0)
-            return
-        await self.wait_for_news(pending)
+            return asyncio.sleep(0)
+        return self.wait_for_news(pending)
 
     async def wait_for_news(self, pending: _core.PendingTransfer) -> None:
         """Sleep until the queue reports `pending`: finished, or (a stream) able to go on."""
@@ -186,19 +211,19 @@ class _TrioBridge:
         "later in this turn" to defer the wake-up to)."""
         return engine.submit(*arguments, self.queue)
 
-    async def checkpoint_if_cancelled(self) -> None:
-        """Raise now if this task is already cancelled, so nothing is sent for it."""
+    def checkpoint_if_cancelled(self) -> typing.Awaitable[None]:
+        """What to await to raise now if this task is already cancelled."""
         import trio
 
-        await trio.lowlevel.checkpoint_if_cancelled()
+        return trio.lowlevel.checkpoint_if_cancelled()
 
-    async def wait(self, pending: _core.PendingTransfer) -> None:
+    def wait(self, pending: _core.PendingTransfer) -> typing.Awaitable[None]:
+        """What to await until `pending` is finished (see _AsyncioBridge.wait)."""
         import trio
 
-        if pending.finished or self.queue.try_spin(pending) is not None:  # _AsyncioBridge.wait
-            await trio.lowlevel.checkpoint()
-            return
-        await self.wait_for_news(pending)
+        if pending.finished or self.queue.try_spin(pending) is not None:
+            return trio.lowlevel.checkpoint()
+        return self.wait_for_news(pending)
 
     async def wait_for_news(self, pending: _core.PendingTransfer) -> None:
         """Sleep until the queue reports `pending`: finished, or (a stream) able to go on."""
@@ -219,17 +244,26 @@ _asyncio_bridges: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _AsyncioB
     weakref.WeakKeyDictionary()
 )
 _trio_bridge: typing.Any = None  # trio.lowlevel.RunVar, created on first trio use
+_last_asyncio_bridge: _AsyncioBridge | None = None  # current_bridge's shortcut
 
 
 def current_bridge() -> _Bridge:
     """The bridge of the event loop running this coroutine (created on first use)."""
     # asyncio first and without sniffio: it is the common case and the cheapest test.
+    global _last_asyncio_bridge
     loop = asyncio._get_running_loop()
     if loop is not None:
+        # The last bridge found, if it is this loop's: no WeakKeyDictionary lookup (a Python
+        # method call and a weak reference made per request). Its weak reference to its loop
+        # makes the test safe across loops and threads: a bridge is returned only for its loop.
+        bridge = _last_asyncio_bridge
+        if bridge is not None and bridge._loop() is loop:
+            return bridge
         bridge = _asyncio_bridges.get(loop)
         if bridge is None:
             _close_bridges_of_closed_loops()
             bridge = _asyncio_bridges[loop] = _AsyncioBridge(loop)
+        _last_asyncio_bridge = bridge
         return bridge
     library = sniffio.current_async_library()
     if library == "trio":

@@ -15,12 +15,13 @@ import socket
 import threading
 import time
 import typing
+import weakref
 
 import anyio
 import pytest
 
 import requestx
-from requestx import _core
+from requestx import _aio, _core
 from tests.servers import HypercornServer, RawServer
 from tests.servers.fast_server import FastServer
 from tests.servers.stalling import silent_listener
@@ -437,3 +438,43 @@ def test_event_loops_in_several_threads_at_once(server: HypercornServer, shared:
     for backend in backends:
         expected = sorted(f"loop={backend}&i={i}" for i in range(25))
         assert sorted(results[backend]) == expected
+
+
+def test_the_bridge_shortcut_lets_its_loop_go(server: HypercornServer) -> None:
+    # current_bridge keeps the last bridge it found, to skip the lookup on the next request.
+    # That must not keep the loop alive: the loop goes with its last reference, and with it its
+    # completion queue's eventfd (weakref.finalize in _AsyncioBridge).
+    async def one() -> None:
+        async with requestx.AsyncClient(base_url=server.url, timeout=10) as client:
+            assert (await client.get("/echo")).status_code == 200
+
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(one())
+    bridge = _aio._last_asyncio_bridge
+    assert bridge is not None and bridge._loop() is loop
+    alive = weakref.ref(loop)
+    loop.close()
+    del loop
+    gc.collect()
+    assert alive() is None
+    with pytest.raises(ValueError):  # "the completion queue is closed"
+        bridge.queue.fileno()
+
+
+def test_the_bridge_shortcut_follows_the_running_loop(server: HypercornServer) -> None:
+    # One loop after another in the same thread: each gets its own bridge, and the shortcut
+    # never hands a request to the bridge of a loop that is not running it.
+    seen: list[object] = []
+
+    async def one() -> None:
+        async with requestx.AsyncClient(base_url=server.url, timeout=10) as client:
+            for _ in range(3):
+                assert (await client.get("/echo")).status_code == 200
+            bridge = _aio.current_bridge()
+            assert isinstance(bridge, _aio._AsyncioBridge)
+            assert bridge._loop() is asyncio.get_running_loop()
+            seen.append(bridge)
+
+    for _ in range(3):
+        asyncio.run(one())
+    assert len({id(bridge) for bridge in seen}) == 3
