@@ -129,8 +129,8 @@ class _AsyncioBridge:
 
     # The two calls below run for every async request. They are plain functions returning
     # what to await, not coroutines: in the common case (no anyio scope, not cancelled; not
-    # finished during the spin) they hand back an already-done future or the one coroutine
-    # that must run, so no coroutine object is made and resumed just to decide that.
+    # finished during the spin) they hand back a ready awaitable (_READY, sleep(0)) or the
+    # one coroutine that must run, so no coroutine is made and resumed just to decide that.
 
     def checkpoint_if_cancelled(self) -> typing.Awaitable[None]:
         """What to await to raise now if this task is already cancelled, so nothing is sent
