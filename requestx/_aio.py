@@ -26,6 +26,7 @@ request body alive for the C side) until the loop thread reports it finished.
 from __future__ import annotations
 
 import asyncio
+import sys
 import typing
 import weakref
 
@@ -89,6 +90,26 @@ class _Ready:
 _READY = typing.cast(typing.Awaitable[None], _Ready())  # typeshed wants a generator
 
 
+class _Yield:
+    """Awaiting it suspends the task for one turn of the event loop, as `asyncio.sleep(0)`
+    does (a bare yield, which the task reschedules at once), without making two coroutines."""
+
+    __slots__ = ()
+    __await__ = (None,).__iter__  # yields None once
+
+
+_YIELD = typing.cast(typing.Awaitable[None], _Yield())
+
+# `asyncio.current_task(loop)` is a Python function before 3.12 (a frame per call) that reads
+# this dict; from 3.12 it is C, and the dict may not be what it reads.
+_tasks_by_loop = getattr(asyncio.tasks, "_current_tasks", None)
+_current_task: typing.Callable[[asyncio.AbstractEventLoop | None], typing.Any] = (
+    _tasks_by_loop.get
+    if sys.version_info < (3, 12) and isinstance(_tasks_by_loop, dict)
+    else asyncio.current_task
+)
+
+
 class _AsyncioBridge:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.queue = _core.CompletionQueue()
@@ -129,7 +150,7 @@ class _AsyncioBridge:
 
     # The two calls below run for every async request. They are plain functions returning
     # what to await, not coroutines: in the common case (no anyio scope, not cancelled; not
-    # finished during the spin) they hand back a ready awaitable (_READY, sleep(0)) or the
+    # finished during the spin) they hand back a ready awaitable (_READY, _YIELD) or the
     # one coroutine that must run, so no coroutine is made and resumed just to decide that.
 
     def checkpoint_if_cancelled(self) -> typing.Awaitable[None]:
@@ -137,7 +158,7 @@ class _AsyncioBridge:
         for it."""
         # This bridge's loop is the running one (current_bridge found it): naming it spares
         # current_task() the running-loop lookup, which costs a getpid() system call on 3.11.
-        task = asyncio.current_task(self._loop())
+        task = _current_task(self._loop())
         scope_tasks = self._scope_tasks
         if task is None or scope_tasks is None or weakref.ref(task) in scope_tasks:
             return self._checkpoint_in_scope(task)  # anyio cancel scopes
@@ -158,7 +179,7 @@ class _AsyncioBridge:
         if pending.finished or self.queue.try_spin(pending) is not None:
             # Finished while we spun (it was the only transfer in flight). Still yield once so
             # a coroutine that loops over requests cannot starve the rest of the event loop.
-            return asyncio.sleep(0)
+            return _YIELD
         return self.wait_for_news(pending)
 
     async def wait_for_news(self, pending: _core.PendingTransfer) -> None:

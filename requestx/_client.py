@@ -368,7 +368,7 @@ class _BaseClient:
             or self._direct is None
             or self._mount_routes
             or self._auth is not None
-            or self._params
+            or self._params._items  # QueryParams.__bool__ without its call
             or hooks["request"]
             or hooks["response"]
             or not self._plain_class

@@ -22,6 +22,7 @@ import pytest
 
 import requestx
 from requestx import _aio, _core
+from requestx._transports import request_timeouts_ms
 from tests.servers import HypercornServer, RawServer
 from tests.servers.fast_server import FastServer
 from tests.servers.stalling import silent_listener
@@ -478,3 +479,30 @@ def test_the_bridge_shortcut_follows_the_running_loop(server: HypercornServer) -
     for _ in range(3):
         asyncio.run(one())
     assert len({id(bridge) for bridge in seen}) == 3
+
+
+async def test_waiting_on_a_finished_transfer_still_yields(fast: FastServer) -> None:
+    # The bridge's wait for a transfer that is already finished (or finishes during its spin)
+    # returns at once but must still let other tasks run, or a loop of fast requests would
+    # starve them. Driven by hand, so that the transfer is surely finished before the wait.
+    async with requestx.AsyncClient(timeout=10) as client:
+        transport = client._transport
+        request = requestx.Request("GET", fast.url + "/")
+        arguments = transport._engine_arguments(request, request_timeouts_ms(request))
+        bridge = _aio.current_bridge()
+        pending = bridge.submit(transport._engine, arguments)
+        with anyio.fail_after(10):
+            await bridge.wait_for_news(pending)
+        assert pending.finished
+        turns = 0
+
+        async def other_task() -> None:
+            nonlocal turns
+            turns += 1
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(other_task)
+            for _ in range(3):
+                await bridge.wait(pending)  # finished: a checkpoint, nothing else
+            assert turns == 1  # the other task ran while this one yielded
+        assert pending.result() is not None
