@@ -435,7 +435,7 @@ static char no_content_type_line[] = "Content-Type:";
  * each time. */
 static int build_header_list(rx_transfer *t)
 {
-    const char *lines = t->header_lines.data;
+    char *lines = t->header_lines.data;
     size_t len = t->header_lines.len;
     int no_content_type = t->has_body && !t->has_content_type;
     size_t count = 1 + (size_t)no_content_type;
@@ -449,7 +449,7 @@ static int build_header_list(rx_transfer *t)
     if (no_content_type)
         nodes[n++].data = no_content_type_line;
     for (size_t off = 0; off < len; off += strlen(lines + off) + 1)
-        nodes[n++].data = t->header_lines.data + off;
+        nodes[n++].data = lines + off;
     for (size_t i = 0; i + 1 < n; i++)
         nodes[i].next = &nodes[i + 1];
     nodes[n - 1].next = NULL;

@@ -100,6 +100,14 @@ class _Yield:
 
 _YIELD = typing.cast(typing.Awaitable[None], _Yield())
 
+
+def _task_cancel_point(task: asyncio.Task[typing.Any] | None) -> typing.Awaitable[None]:
+    """What to await for a plain `task.cancel()` (3.11+) already requested to be delivered:
+    one yield, after which the task raises its CancelledError, or nothing."""
+    cancelling = getattr(task, "cancelling", None)
+    return _YIELD if cancelling is not None and cancelling() else _READY
+
+
 # `asyncio.current_task(loop)` is a Python function before 3.12 (a frame per call) that reads
 # this dict; from 3.12 it is C, and the dict may not be what it reads.
 _tasks_by_loop = getattr(asyncio.tasks, "_current_tasks", None)
@@ -162,16 +170,11 @@ class _AsyncioBridge:
         scope_tasks = self._scope_tasks
         if task is None or scope_tasks is None or weakref.ref(task) in scope_tasks:
             return self._checkpoint_in_scope(task)  # anyio cancel scopes
-        cancelling = getattr(task, "cancelling", None)  # plain task.cancel() (3.11+)
-        if cancelling is not None and cancelling():
-            return asyncio.sleep(0)  # delivers the pending CancelledError
-        return _READY
+        return _task_cancel_point(task)
 
     async def _checkpoint_in_scope(self, task: asyncio.Task[typing.Any] | None) -> None:
         await self._scope_checkpoint()
-        cancelling = getattr(task, "cancelling", None)
-        if cancelling is not None and cancelling():
-            await asyncio.sleep(0)
+        await _task_cancel_point(task)
 
     def wait(self, pending: _core.PendingTransfer) -> typing.Awaitable[None]:
         """What to await until `pending` is finished. It may be already: a fed body's feeder

@@ -359,7 +359,7 @@ class _BaseClient:
         params, auth, cookies, hooks or mounts, no headers that set Host or framing (the
         general path decides those; a body's own framing headers are then consistent with it
         by construction), and whose send steps are not overridden. Such a request is built
-        by `_plain_request` or `_plain_body_request` and sent by `_send_plain`, without the
+        by `_plain_for` and sent by `_send_plain`, without the
         general path's layers, which would do the same (tests/test_plain_requests.py). None:
         the caller takes the general path."""
         hooks = self._event_hooks
@@ -384,28 +384,24 @@ class _BaseClient:
             return None  # credentials become the auth flow's header
         return merged_url
 
-    def _plain_request(self, method: str, url: typing.Any) -> Request | None:
-        """`build_request(method, url)` for a method of `_PLAIN_METHODS` (the caller's test)
-        and a plain URL (`_plain_url`), or None."""
-        merged_url = self._plain_url(url)
-        if merged_url is None:
-            return None
-        return Request._plain(method, merged_url, self._headers, {"timeout": self._timeout_dict})
-
-    def _plain_body_request(
+    def _plain_for(
         self,
         method: str,
         url: typing.Any,
-        content: RequestContent | None,
-        data: RequestData | None,
-        json: typing.Any | None,
+        content: RequestContent | None = None,
+        data: RequestData | None = None,
+        json: typing.Any | None = None,
     ) -> Request | None:
         """`build_request(method, url, content=..., data=..., json=...)` for a plain URL
-        (`_plain_url`), or None; also a method with no body that `_plain_request` does not
-        build (POST without one gets its `Content-Length: 0` here)."""
+        (`_plain_url`), or None. A method of `_PLAIN_METHODS` without a body is built in one
+        step (`Request._plain`); the rest by `Request(...)` itself, which also gives a POST
+        without a body its `Content-Length: 0`."""
         merged_url = self._plain_url(url)
         if merged_url is None:
             return None
+        extensions = {"timeout": self._timeout_dict}
+        if method in _PLAIN_METHODS and content is None and data is None and json is None:
+            return Request._plain(method, merged_url, self._headers, extensions)
         return Request(
             method,
             merged_url,
@@ -413,7 +409,7 @@ class _BaseClient:
             data=data,
             json=json,
             headers=self._headers,
-            extensions={"timeout": self._timeout_dict},
+            extensions=extensions,
         )
 
     # -- sending --
@@ -557,7 +553,7 @@ class Client(_BaseClient):
             raise
 
     def _send_plain(self, request: Request, follow_redirects: bool | UseClientDefault) -> Response:
-        """`send(request)` for a request `_plain_request` built: straight to the client's own
+        """`send(request)` for a request `_plain_for` built: straight to the client's own
         engine transport; a redirect answer goes on in the redirect loop."""
         follow = self._check_send_options(follow_redirects)
         response: Response = self._direct._send_plain(request, self._timeout_ms)
@@ -688,10 +684,7 @@ class Client(_BaseClient):
             and timeout is USE_CLIENT_DEFAULT
             and extensions is None
         ):
-            if method in _PLAIN_METHODS and content is None and data is None and json is None:
-                plain = self._plain_request(method, url)
-            else:
-                plain = self._plain_body_request(method, url, content, data, json)
+            plain = self._plain_for(method, url, content, data, json)
             if plain is not None:
                 return self._send_plain(plain, follow_redirects)
         if cookies is not None:
@@ -792,7 +785,7 @@ class AsyncClient(_BaseClient):
     async def _send_plain(
         self, request: Request, follow_redirects: bool | UseClientDefault
     ) -> Response:
-        """`send(request)` for a request `_plain_request` built: straight to the client's own
+        """`send(request)` for a request `_plain_for` built: straight to the client's own
         engine transport; a redirect answer goes on in the redirect loop."""
         follow = self._check_send_options(follow_redirects)
         response: Response = await self._direct._send_plain(request, self._timeout_ms)
@@ -908,15 +901,8 @@ class AsyncClient(_BaseClient):
         >>> (await client.request("PATCH", "/items/1", json={"name": "new"})).status_code
         200
         """
-        if auth is USE_CLIENT_DEFAULT:
-            if not kwargs and method in _PLAIN_METHODS:
-                plain = self._plain_request(method, url)
-            elif kwargs.keys() <= _BODY_ARGUMENTS:
-                plain = self._plain_body_request(
-                    method, url, kwargs.get("content"), kwargs.get("data"), kwargs.get("json")
-                )
-            else:
-                plain = None
+        if auth is USE_CLIENT_DEFAULT and kwargs.keys() <= _BODY_ARGUMENTS:
+            plain = self._plain_for(method, url, **kwargs)
             if plain is not None:
                 return await self._send_plain(plain, follow_redirects)
         if kwargs.get("cookies") is not None:

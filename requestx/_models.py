@@ -526,7 +526,7 @@ class Request:
         """What `Request(method, url, headers=headers, extensions=extensions)` builds, for a
         bodiless method (see `_PLAIN_METHODS`), an http(s) URL with a host and `headers` that
         set neither Host nor framing (the caller's tests): Host, then `headers`' entries.
-        `extensions` is taken, not copied. The client's hot path (`_BaseClient._plain_request`)."""
+        `extensions` is taken, not copied. The client's hot path (`_BaseClient._plain_for`)."""
         request = cls.__new__(cls)
         request.method = method
         request.url = url
