@@ -33,6 +33,25 @@ LIBCURL_FLOOR = (8, 11, 0)
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+# Which libcurl build the extension was last linked against. setuptools relinks only when a
+# source or `depends` file is newer than the module, and a libcurl build with other patches
+# lives in another cache directory whose archives may be older: the stamp is rewritten (so it
+# is newer) exactly when the build changes.
+LIBCURL_STAMP = os.path.join(HERE, "build", "libcurl-build.txt")
+
+
+def _note_libcurl_build(prefix: str) -> None:
+    try:
+        with open(LIBCURL_STAMP) as f:
+            if f.read() == prefix:
+                return
+    except OSError:
+        pass
+    os.makedirs(os.path.dirname(LIBCURL_STAMP), exist_ok=True)
+    with open(LIBCURL_STAMP, "w") as f:
+        f.write(prefix)
+
+
 def _bundled_curl() -> tuple[list[str], list[str]]:
     """Flags for the pinned static libcurl that scripts/build_libcurl.sh builds (and caches)."""
     prefix = os.environ.get("REQUESTX_LIBCURL_PREFIX")
@@ -53,6 +72,7 @@ def _bundled_curl() -> tuple[list[str], list[str]]:
         sys.exit(f"requestx: {prefix} holds no finished libcurl build (no link-args.txt)")
     with open(link_file) as f:
         archives = [line.strip() for line in f if line.strip()]
+    _note_libcurl_build(prefix)
     # --exclude-libs hides every symbol of the static archives: another extension in the same
     # process (pycurl, curl_cffi, Python's own _ssl) keeps its own libcurl and OpenSSL.
     # --gc-sections drops the functions nothing calls (libcurl is built one section per
@@ -161,6 +181,7 @@ ext = Extension(
         "csrc/spin.h",
         "csrc/sockets.h",
         "requestx/_core.pxd",
+        *([] if SYSTEM_LIBCURL else [os.path.relpath(LIBCURL_STAMP, HERE)]),
     ],
     extra_compile_args=compile_args + [f for f in curl_cflags if f.startswith(("-I", "-D"))],
     extra_link_args=link_args + curl_libs + ["-pthread"],

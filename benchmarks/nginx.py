@@ -13,6 +13,8 @@ Routes:
     /json1k   a JSON document of 1024 bytes
     /post     accepts a body up to 1 MiB, answers {"ok":true}
     /big      1 MiB of bytes, from a file (for streams read in part, downloads)
+    /big8m    8 MiB of the same bytes: more than a stream buffers before it pauses, so a stream
+              left unread keeps its connection busy
     /json1m   a JSON document of 1 MiB, from a file
     /status   nginx's stub_status (active connections: handy to check keep-alive)
     /encoded/NAME
@@ -115,6 +117,10 @@ _LOCATIONS = """\
         location = /big {{
             default_type application/octet-stream;
             alias {run}/big.bin;
+        }}
+        location = /big8m {{
+            default_type application/octet-stream;
+            alias {run}/big8m.bin;
         }}
         location = /status {{
             stub_status;
@@ -360,6 +366,7 @@ class Nginx:
         # workers keep our user. As non-root, nginx cannot switch users and ignores `user`.
         user = "user root root;" if os.geteuid() == 0 else ""
         (self.run_dir / "big.bin").write_bytes(bytes(range(256)) * 4096)
+        (self.run_dir / "big8m.bin").write_bytes(bytes(range(256)) * 4096 * 8)
         (self.run_dir / "json1m.json").write_bytes(_large_document(1 << 20))
         locations = _LOCATIONS.format(json100=JSON_100, json1k=JSON_1K, run=self.run_dir)
         for name, (coding, data) in self.encoded.items():
