@@ -165,6 +165,7 @@ ext = Extension(
         "csrc/tls.c",
         "csrc/route.c",
         "csrc/load.c",
+        "csrc/gate.c",
     ],
     include_dirs=["csrc"],
     depends=[
@@ -180,6 +181,7 @@ ext = Extension(
         "csrc/deadlines.h",
         "csrc/spin.h",
         "csrc/sockets.h",
+        "csrc/gate.h",
         "requestx/_core.pxd",
         *([] if SYSTEM_LIBCURL else [os.path.relpath(LIBCURL_STAMP, HERE)]),
     ],

@@ -15,6 +15,7 @@
 
 #include "clock.h"
 #include "deadlines.h"
+#include "gate.h"
 #include "origin.h"
 #include "sockets.h"
 #include "spin.h"
@@ -69,6 +70,7 @@ struct rx_engine {
     CURLM *multi;
     CURLSH *share;
     rx_origins *origins;     /* HTTP/2 origins: one connection each (origin.h) */
+    rx_h1_gate h1_gate;      /* HTTP/1.1 transfers beyond max_connections wait here (gate.h) */
     int64_t curl_timer_us;   /* absolute time curl wants a timeout call, -1 = none */
     rx_transfer *active;     /* started transfers, linked through their `engine` sub-struct */
     rx_deadlines deadlines;  /* transfers with a timeout armed, earliest first */
@@ -240,6 +242,7 @@ static void finish_transfer(rx_engine *e, rx_transfer *t)
 {
     rx_deadlines_remove(&e->deadlines, t);
     rx_origin_forget(e->origins, t);
+    rx_h1_gate_leave(&e->h1_gate, t);
     unlist_started(e, t);
 
     /* Recycle the easy handle at once: the next submit reuses it. Not after a failure: a
@@ -291,7 +294,8 @@ static int origin_admits(rx_engine *e, rx_transfer *t)
     return rc > 0;
 }
 
-/* Transfers whose wait for a stream is over. */
+/* Transfers whose wait for a stream is over, and HTTP/1.1 transfers whose wait for a
+ * connection is (the attached ones that ended made room). */
 static void admit_released(rx_engine *e)
 {
     rx_transfer *t = rx_origin_take_released(e->origins);
@@ -301,6 +305,8 @@ static void admit_released(rx_engine *e)
             attach_transfer(e, t);
         t = next;
     }
+    while ((t = rx_h1_gate_next(&e->h1_gate)) != NULL)
+        attach_transfer(e, t);
 }
 
 /* Every connection socket is opened and closed here (data: the transfer that connects, and the
@@ -372,7 +378,9 @@ static void start_transfer(rx_engine *e, rx_transfer *t)
             return;
         }
     }
-    if (rx_transfer_http_mode(t) == RX_HTTP_1_1 || origin_admits(e, t))
+    int now = rx_transfer_http_mode(t) == RX_HTTP_1_1 ? rx_h1_gate_enter(&e->h1_gate, t)
+                                                        : origin_admits(e, t);
+    if (now)
         attach_transfer(e, t);
 }
 
@@ -937,6 +945,7 @@ rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len)
         curl_multi_setopt(e->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, limits->max_connections);
         curl_multi_setopt(e->multi, CURLMOPT_MAX_HOST_CONNECTIONS, limits->max_connections);
     }
+    rx_h1_gate_init(&e->h1_gate, limits->max_connections);
     e->origins = rx_origins_new();
     if (e->origins == NULL) {
         snprintf(err, err_len, "out of memory");

@@ -157,13 +157,15 @@ struct rx_transfer {
         int refused_socket;        /* open_socket refused it a new connection: it must wait */
         curl_socket_t request_fd;  /* the socket its request went out on, or BAD */
     } h2;
-    /* The engine's bookkeeping: its list of started transfers (engine.c) and the timeout heap
-     * (deadlines.c); nothing else touches it. */
+    /* The engine's bookkeeping: its list of started transfers (engine.c), the timeout heap
+     * (deadlines.c) and the HTTP/1.1 gate (gate.c); nothing else touches it. */
     struct {
         struct rx_engine *owner;   /* the engine that started it (for libcurl's callbacks) */
         rx_transfer *prev, *next;  /* the list of started transfers */
         int64_t deadline_ms;       /* key of its entry in the timeout heap (deadlines.h) */
         long heap_slot;            /* its place in that heap plus one; 0 when not in it */
+        rx_transfer *gate_prev, *gate_next; /* the HTTP/1.1 gate's queue (gate.h) */
+        int gate;                  /* the gate's state of it (gate.c) */
     } engine;
 
     /* ---- response: written by the loop thread, read by the waiter once state == RX_DONE ---- */

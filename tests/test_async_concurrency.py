@@ -25,6 +25,7 @@ from requestx import _aio, _core
 from requestx._transports import request_timeouts_ms
 from tests.servers import HypercornServer, RawServer
 from tests.servers.fast_server import FastServer
+from tests.servers.nginx import Nginx, nginx_or_skip
 from tests.servers.stalling import silent_listener
 
 pytestmark = pytest.mark.anyio
@@ -42,6 +43,12 @@ async def _wait_live_transfers(at_most: int, timeout: float = 2.0) -> int:
     while _core.live_transfers() > at_most and time.monotonic() < deadline:
         await anyio.sleep(0.01)
     return int(_core.live_transfers())
+
+
+@pytest.fixture(scope="module")
+def nginx() -> typing.Iterator[Nginx]:
+    with nginx_or_skip(log=True) as running:
+        yield running
 
 
 @pytest.fixture(scope="module")
@@ -143,6 +150,51 @@ async def test_default_limit_is_100_connections_at_once() -> None:
                 conn.close()
     print(f"{len(accepted)} connections for 150 requests")
     assert 60 <= len(accepted) <= 100
+
+
+@pytest.mark.parametrize("server_kind", ["hypercorn", "nginx"])
+async def test_requests_waiting_for_the_pool_go_first_come_first_served(
+    request: pytest.FixtureRequest, server_kind: str
+) -> None:
+    # One connection, held by a stream left unread (its body is larger than a stream buffers
+    # before it pauses). 30 requests made a few milliseconds apart all wait for it, in the
+    # engine's HTTP/1.1 gate (csrc/gate.h); once the stream is read they reach the server, over
+    # that one connection, in the order they were made, each once. (The order is the server's:
+    # trio resumes tasks woken together in an order of its own.)
+    marker = f"fifo-{request.node.callspec.id}"
+    if server_kind == "nginx":
+        nginx = request.getfixturevalue("nginx")
+        url, big, small = nginx.url, "/big8m", "/get"
+
+        def arrived() -> list[str]:
+            uris = [uri.partition("?")[2] for uri in nginx.requested_uris()]
+            return [query for query in uris if query.startswith(marker)]
+    else:
+        hypercorn = request.getfixturevalue("server")
+        hypercorn.reset_stats()
+        url, big, small = hypercorn.url, f"/bytes/{8 * 1024 * 1024}", "/json"
+
+        def arrived() -> list[str]:
+            return [q for q in hypercorn.request_queries() if q.startswith(marker)]
+
+    limits = requestx.Limits(max_connections=1)
+    async with requestx.AsyncClient(base_url=url, timeout=10, limits=limits) as client:
+        answered = 0
+
+        async def one(i: int) -> None:
+            nonlocal answered
+            assert (await client.get(f"{small}?{marker}={i}")).status_code == 200
+            answered += 1
+
+        with anyio.fail_after(20):
+            async with client.stream("GET", big) as held, anyio.create_task_group() as tg:
+                for i in range(30):
+                    tg.start_soon(one, i)
+                    await anyio.sleep(0.002)  # each request is made before the next
+                assert answered == 0  # all of them wait for the one connection
+                assert len(await held.aread()) == 8 * 1024 * 1024
+    assert answered == 30
+    assert arrived() == [f"{marker}={i}" for i in range(30)]
 
 
 async def test_max_connections_serialises_slow_requests(server: HypercornServer) -> None:

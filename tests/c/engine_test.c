@@ -402,6 +402,50 @@ static void close_with_transfer_in_flight(void)
     rx_engine_free(e);
 }
 
+/* The HTTP/1.1 gate (gate.c): with max_connections 2, twelve slow requests at once. Two go to
+ * libcurl, the rest queue in the engine; of those, one is cancelled and one runs out of pool
+ * timeout while queued, and the others are answered in turn. Then the engine is closed with
+ * transfers still queued: each ends with RX_E_ENGINE_CLOSED, none leaks. */
+static void h1_gate(void)
+{
+    char err[128];
+    rx_limits limits = {.max_connections = 2, .max_keepalive = 2, .keepalive_expiry_s = 5};
+    rx_engine *e = rx_engine_new(&limits, err, sizeof err);
+    CHECK(e != NULL, "gate engine: %s", err);
+    if (e == NULL)
+        return;
+    enum { N = 12, CANCELLED = 7, POOL_TIMED_OUT = 9 };
+    rx_transfer *ts[N];
+    for (int i = 0; i < N; i++) {
+        ts[i] = make("GET", "/slow?delay=0.05", 5000);
+        if (i == POOL_TIMED_OUT)
+            ts[i]->pool_timeout_ms = 30; /* queued behind 9 others for about 0.2 s */
+        CHECK(rx_engine_submit(e, ts[i]) == 0, "gate submit %d", i);
+    }
+    rx_engine_cancel(e, ts[CANCELLED]);
+    for (int i = 0; i < N; i++) {
+        rx_transfer_wait(ts[i], -1);
+        int want = i == CANCELLED        ? RX_E_CANCELLED
+                   : i == POOL_TIMED_OUT ? RX_E_POOL_TIMEOUT
+                                         : 0;
+        CHECK(ts[i]->error == want, "gate %d: error %d, wanted %d", i, ts[i]->error, want);
+        CHECK(want != 0 || ts[i]->status == 200, "gate %d: status %ld", i, ts[i]->status);
+        finish(ts[i]);
+    }
+    for (int i = 0; i < N; i++) {
+        ts[i] = make("GET", "/slow?delay=5", -1);
+        rx_engine_submit(e, ts[i]);
+    }
+    usleep(100 * 1000);
+    CHECK(rx_engine_close(e, 5000) == 0, "gate close did not join");
+    for (int i = 0; i < N; i++) {
+        CHECK(rx_transfer_is_done(ts[i]), "gate %d not completed by close", i);
+        CHECK(ts[i]->error == RX_E_ENGINE_CLOSED, "gate close %d gave %d", i, ts[i]->error);
+        finish(ts[i]);
+    }
+    rx_engine_free(e);
+}
+
 /* A route (route.c): socket options and a local address applied to every connection, one
  * refused socket option failing the transfer with RX_E_SOCKET_OPTION, and a route with proxy
  * settings built and freed unused (its headers, credentials and TLS reference). */
@@ -587,6 +631,7 @@ int main(int argc, char **argv)
     sequential_gets(e, 5); /* the pool is healthy after all that */
     rx_engine_free(e);
     close_with_transfer_in_flight();
+    h1_gate();
     h2c_restarts(argv[2]);
 
     CHECK(rx_transfer_live_count() == 0, "%ld transfers leaked", rx_transfer_live_count());

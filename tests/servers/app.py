@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import collections
 import gzip
 import hashlib
 import json
@@ -101,12 +102,20 @@ class ConnectionStats:
         self._lock = threading.Lock()
         self._peers: set[tuple[str, int]] = set()
         self._requests = 0
+        self._queries: collections.deque[str] = collections.deque(maxlen=10_000)
 
-    def record(self, client: tuple[str, int] | None) -> None:
+    def record(self, client: tuple[str, int] | None, query: bytes = b"") -> None:
         with self._lock:
             self._requests += 1
+            self._queries.append(query.decode("latin-1"))
             if client is not None:
                 self._peers.add((client[0], client[1]))
+
+    def queries(self) -> list[str]:
+        """The query strings of the requests since the last reset (the last 10,000), in the
+        order they arrived."""
+        with self._lock:
+            return list(self._queries)
 
     def connection_count(self) -> int:
         with self._lock:
@@ -120,6 +129,7 @@ class ConnectionStats:
         with self._lock:
             self._peers.clear()
             self._requests = 0
+            self._queries.clear()
 
 
 def _clamp_int(value: str, low: int, high: int) -> int:
@@ -398,7 +408,7 @@ class App:
             return
         if scope["type"] != "http":  # websockets are not part of requestx
             return
-        self.stats.record(scope.get("client"))
+        self.stats.record(scope.get("client"), scope.get("query_string", b""))
         try:
             await self._route(scope, receive, send)
         except ValueError as exc:  # bad number in a path or query: the test's mistake

@@ -74,6 +74,10 @@ class HypercornServer(Lifecycle):
     def request_count(self) -> int:
         return self.app.stats.request_count()
 
+    def request_queries(self) -> list[str]:
+        """Query strings of the requests since the last reset, in the order they arrived."""
+        return self.app.stats.queries()
+
     def reset_stats(self) -> None:
         self.app.stats.reset()
 
