@@ -416,7 +416,17 @@ static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *
     uint32_t events =
         ((what & CURL_POLL_IN) ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u);
     /* On failure libcurl fails the transfers on this socket: we would never be woken for it. */
-    return rx_sockets_watch(&e->sockets, fd, events) == 0 ? 0 : -1;
+    if (rx_sockets_watch(&e->sockets, fd, events) != 0)
+        return -1;
+    /* Every transfer of ours carries itself as CURLOPT_PRIVATE. A descriptor watched for none
+     * of them is watched for libcurl's own admin handle, which (libcurl 8.22, multi.c) listens
+     * on its multi handle's wake-up descriptor, made with the multi and closed with it: it can
+     * be parked (sockets.h). Sockets of connections being shut down are the admin's too, but
+     * those are connections, parked or not already. */
+    rx_transfer *owner = NULL;
+    if (curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&owner) == CURLE_OK && owner == NULL)
+        rx_sockets_lasting(&e->sockets, fd);
+    return 0;
 }
 
 /* curl reports its next timeout relative to *its* clock, in whole ms rounded up. We keep it in
@@ -1043,4 +1053,5 @@ void rx_engine_get_stats(rx_engine *e, rx_engine_stats *out)
     out->sleeps = __atomic_load_n(&e->sleeps, __ATOMIC_RELAXED);
     out->easy_pooled = __atomic_load_n(&e->easy_pooled, __ATOMIC_RELAXED);
     out->driven = __atomic_load_n(&e->driven, __ATOMIC_RELAXED);
+    out->epoll_changes = __atomic_load_n(&e->sockets.changes, __ATOMIC_RELAXED);
 }

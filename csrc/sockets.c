@@ -12,6 +12,7 @@ void rx_sockets_init(rx_sockets *s, int epoll_fd)
     s->epoll_fd = epoll_fd;
     s->slots = NULL;
     s->len = 0;
+    s->changes = 0;
 }
 
 void rx_sockets_free(rx_sockets *s)
@@ -40,15 +41,22 @@ static rx_socket_slot *slot_for(rx_sockets *s, int fd)
 
 /* Register fd for events with whichever of ADD and MOD epoll accepts: `registered` is our
  * belief, tried first; the other covers a belief made stale by a close we did not see. */
+static void count_change(rx_sockets *s)
+{
+    __atomic_store_n(&s->changes, s->changes + 1, __ATOMIC_RELAXED);
+}
+
 static int register_events(rx_sockets *s, int fd, uint32_t events, int registered)
 {
     struct epoll_event ev = {0};
     ev.events = events;
     ev.data.fd = fd;
     int op = registered ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    count_change(s);
     if (epoll_ctl(s->epoll_fd, op, fd, &ev) == 0)
         return 0;
     op = op == EPOLL_CTL_ADD ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    count_change(s);
     return epoll_ctl(s->epoll_fd, op, fd, &ev);
 }
 
@@ -71,6 +79,7 @@ int rx_sockets_watch(rx_sockets *s, int fd, uint32_t events)
 static void unregister(rx_sockets *s, int fd, rx_socket_slot *slot)
 {
     /* Fails only for a socket closed already, which epoll forgot by itself. */
+    count_change(s);
     epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
     if (slot != NULL)
         slot->watched = 0;
@@ -83,7 +92,7 @@ void rx_sockets_unwatch(rx_sockets *s, int fd)
         slot->wanted = 0;
         slot->readable_at_ms = 0; /* a transfer that reuses the connection starts afresh */
         /* Only for reading: a socket parked for writing would report an event at every wait. */
-        if (slot->connection && slot->watched == EPOLLIN)
+        if ((slot->connection || slot->lasting) && slot->watched == EPOLLIN)
             return;
     }
     unregister(s, fd, slot);
@@ -107,6 +116,13 @@ int64_t rx_sockets_readable_at(const rx_sockets *s, int fd)
 {
     rx_socket_slot *slot = existing_slot(s, fd);
     return slot != NULL ? slot->readable_at_ms : 0;
+}
+
+void rx_sockets_lasting(rx_sockets *s, int fd)
+{
+    rx_socket_slot *slot = existing_slot(s, fd);
+    if (slot != NULL)
+        slot->lasting = 1;
 }
 
 void rx_sockets_opened(rx_sockets *s, int fd)

@@ -11,8 +11,12 @@
  * Parking is safe only for descriptors whose close we hear of, or a reused number would keep a
  * stale registration state: the engine opens and closes connection sockets itself, through
  * libcurl's CURLOPT_OPENSOCKETFUNCTION and CURLOPT_CLOSESOCKETFUNCTION (rx_sockets_opened,
- * rx_sockets_closing), and a parked socket is unregistered before it is closed. Other
- * descriptors (libcurl's resolver wake-up pair) are unregistered at once, as before.
+ * rx_sockets_closing), and a parked socket is unregistered before it is closed. The one other
+ * kind that is parked is a *lasting* descriptor (rx_sockets_lasting): libcurl's own wake-up
+ * descriptor, which its multi handle makes once and closes only when the engine ends; libcurl
+ * watches it while any transfer is alive, so a sequential client saw it added and removed at
+ * every request. Any other descriptor (an older libcurl's resolver socket pair, made and closed
+ * per lookup) is unregistered at once.
  */
 #ifndef RX_SOCKETS_H
 #define RX_SOCKETS_H
@@ -25,12 +29,14 @@ typedef struct rx_socket_slot {
     uint8_t watched;        /* the events registered with epoll (EPOLLIN, EPOLLOUT) */
     uint8_t wanted;         /* the events libcurl asked for; 0 = none (parked if watched) */
     uint8_t connection;     /* opened by the engine (rx_sockets_opened): its close is heard of */
+    uint8_t lasting;        /* lives as long as the engine (rx_sockets_lasting) */
 } rx_socket_slot;
 
 typedef struct rx_sockets {
     int epoll_fd;
     rx_socket_slot *slots; /* indexed by descriptor, grown on demand (rx_table_grow) */
     size_t len;
+    long changes; /* epoll_ctl calls made, a statistic (relaxed atomic: read by other threads) */
 } rx_sockets;
 
 void rx_sockets_init(rx_sockets *s, int epoll_fd);
@@ -45,6 +51,9 @@ void rx_sockets_unwatch(rx_sockets *s, int fd);
 int rx_sockets_event(rx_sockets *s, int fd, uint32_t events, int64_t now_ms);
 /* When epoll last reported fd readable, or 0. */
 int64_t rx_sockets_readable_at(const rx_sockets *s, int fd);
+
+/* fd, watched now, is libcurl's and stays open until the engine ends: it may be parked. */
+void rx_sockets_lasting(rx_sockets *s, int fd);
 
 /* A connection socket the engine opened / is about to close. */
 void rx_sockets_opened(rx_sockets *s, int fd);
