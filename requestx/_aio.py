@@ -125,6 +125,7 @@ class _AsyncioBridge:
         self._owed: set[_core.Engine] = set()  # engines owed a wake-up (submit)
         self._scope_checkpoint = _asyncio_scope_checkpoint()  # here: sync users never import it
         self._scope_tasks = _asyncio_scope_tasks()
+        self._woken = 0  # tasks a drain woke that have not run yet (see wait)
         loop.add_reader(self.queue.fileno(), self._drain)
         # A loop that is garbage-collected takes its bridge along: cancel what still runs.
         weakref.finalize(loop, self.queue.close)
@@ -134,6 +135,7 @@ class _AsyncioBridge:
             future = pending.waiter
             if future is not None and not future.done():
                 future.set_result(None)
+                self._woken += 1
 
     def submit(self, engine: _core.Engine, arguments: EngineArguments) -> _core.PendingTransfer:
         """Hand a request to `engine`. With a few transfers of this loop in flight, the loop
@@ -178,8 +180,14 @@ class _AsyncioBridge:
 
     def wait(self, pending: _core.PendingTransfer) -> typing.Awaitable[None]:
         """What to await until `pending` is finished. It may be already: a fed body's feeder
-        was woken by its end and the queue has let go of it, so no further news would come."""
-        if pending.finished or self.queue.try_spin(pending) is not None:
+        was woken by its end and the queue has let go of it, so no further news would come.
+
+        The queue spins (blocking this event loop) only when `pending` is the one transfer in
+        flight and at most one task a drain woke is still waiting to run. With 4 or 8 tasks the
+        other transfers have often just finished, and a spin for this one held up the tasks
+        that would submit the next ones; with 2, holding up the other one costs less than the
+        wake-up the spin saves (docs/performance.md, "The event loop's spin")."""
+        if pending.finished or (self._woken <= 1 and self.queue.try_spin(pending) is not None):
             # Finished while we spun (it was the only transfer in flight). Still yield once so
             # a coroutine that loops over requests cannot starve the rest of the event loop.
             return _YIELD
@@ -199,6 +207,11 @@ class _AsyncioBridge:
             pending.waiter = None
             pending.cancel()
             raise
+        finally:
+            # Woken by a drain (a result set), this task runs now, even when a cancel that
+            # came after the result raises here instead.
+            if future.done() and not future.cancelled():
+                self._woken -= 1
 
 
 class _TrioBridge:
@@ -206,6 +219,7 @@ class _TrioBridge:
         import trio
 
         self.queue = _core.CompletionQueue()
+        self._woken = 0  # tasks a drain rescheduled that have not run yet (see wait)
         trio.lowlevel.spawn_system_task(self._run, name="requestx completions")
 
     async def _run(self) -> None:
@@ -229,6 +243,7 @@ class _TrioBridge:
             if task is not None:
                 pending.waiter = None
                 trio.lowlevel.reschedule(task)
+                self._woken += 1
 
     def submit(self, engine: _core.Engine, arguments: EngineArguments) -> _core.PendingTransfer:
         """Hand a request to `engine`, waking its loop thread at once (trio has no cheap
@@ -245,7 +260,7 @@ class _TrioBridge:
         """What to await until `pending` is finished (see _AsyncioBridge.wait)."""
         import trio
 
-        if pending.finished or self.queue.try_spin(pending) is not None:
+        if pending.finished or (self._woken <= 1 and self.queue.try_spin(pending) is not None):
             return trio.lowlevel.checkpoint()
         return self.wait_for_news(pending)
 
@@ -261,6 +276,7 @@ class _TrioBridge:
             return trio.lowlevel.Abort.SUCCEEDED
 
         await trio.lowlevel.wait_task_rescheduled(abort)
+        self._woken -= 1  # rescheduled by a drain (a cancel aborts instead, uncounted)
 
 
 _Bridge = typing.Union[_AsyncioBridge, _TrioBridge]

@@ -558,3 +558,35 @@ async def test_waiting_on_a_finished_transfer_still_yields(fast: FastServer) -> 
                 await bridge.wait(pending)  # finished: a checkpoint, nothing else
             assert turns == 1  # the other task ran while this one yielded
         assert pending.result() is not None
+
+
+@pytest.mark.parametrize("server_kind", ["fast", "nginx"])
+async def test_every_task_a_drain_woke_is_counted_back(
+    request: pytest.FixtureRequest, server_kind: str
+) -> None:
+    # The bridge counts the tasks a drain woke that have not run yet, and a lone request's
+    # wait spins only while at most one is left (_aio, `wait`). A count that never came back
+    # down would switch that spin off for good. Bursts of 16 requests cancelled at every stage
+    # (before sending, in flight, answered but not yet resumed), then plain ones: the count
+    # is back to 0 and every request got an answer or a cancellation, nothing else.
+    if server_kind == "nginx":
+        url = request.getfixturevalue("nginx").url + "/get"
+    else:
+        url = request.getfixturevalue("fast").url + "/"
+    answered = 0
+
+    async def one(i: int) -> None:
+        nonlocal answered
+        assert (await client.get(url)).status_code == 200
+        answered += 1
+
+    async with requestx.AsyncClient(timeout=10) as client:
+        bridge = _aio.current_bridge()
+        with anyio.fail_after(30):
+            for burst in range(40):
+                with anyio.move_on_after(0.0003 * (burst % 8)):
+                    await _gather(16, one)
+            for _ in range(5):
+                await one(0)
+        assert bridge._woken == 0
+    assert answered >= 5
