@@ -39,13 +39,14 @@ static rx_socket_slot *slot_for(rx_sockets *s, int fd)
     return &slots[fd];
 }
 
-/* Register fd for events with whichever of ADD and MOD epoll accepts: `registered` is our
- * belief, tried first; the other covers a belief made stale by a close we did not see. */
+/* Every epoll_ctl call is counted (the engine's epoll_changes statistic). */
 static void count_change(rx_sockets *s)
 {
     __atomic_store_n(&s->changes, s->changes + 1, __ATOMIC_RELAXED);
 }
 
+/* Register fd for events with whichever of ADD and MOD epoll accepts: `registered` is our
+ * belief, tried first; the other covers a belief made stale by a close we did not see. */
 static int register_events(rx_sockets *s, int fd, uint32_t events, int registered)
 {
     struct epoll_event ev = {0};
