@@ -182,6 +182,7 @@ ext = Extension(
         "csrc/spin.h",
         "csrc/sockets.h",
         "csrc/gate.h",
+        "csrc/stat.h",
         "requestx/_core.pxd",
         *([] if SYSTEM_LIBCURL else [os.path.relpath(LIBCURL_STAMP, HERE)]),
     ],

@@ -19,6 +19,7 @@
 #include "origin.h"
 #include "sockets.h"
 #include "spin.h"
+#include "stat.h"
 
 __thread int64_t rx_loop_now_ms;
 
@@ -89,11 +90,6 @@ struct rx_engine {
      * with relaxed atomic stores so that rx_engine_get_stats() may read them from any thread. */
     long running, completed, wakeups, sleeps, driven;
 };
-
-static inline void stat_add(long *counter, long n)
-{
-    __atomic_store_n(counter, *counter + n, __ATOMIC_RELAXED); /* one writer at a time */
-}
 
 /* Who runs the loop body (the code between two epoll waits) and so may touch libcurl and the
  * "loop thread only" fields above. Changed only under `lock`, which is what hands those fields
@@ -254,12 +250,12 @@ static void finish_transfer(rx_engine *e, rx_transfer *t)
     if (e->easy_pooled < EASY_POOL_MAX && !rx_transfer_failed(t)) {
         curl_easy_reset(h);
         e->easy_pool[e->easy_pooled] = h;
-        stat_add(&e->easy_pooled, 1);
+        rx_stat_add(&e->easy_pooled, 1);
     } else {
         free_easy(h);
     }
-    stat_add(&e->running, -1);
-    stat_add(&e->completed, 1);
+    rx_stat_add(&e->running, -1);
+    rx_stat_add(&e->completed, 1);
     rx_transfer_deliver(t);
     rx_transfer_unref(t); /* the engine's reference */
 }
@@ -344,7 +340,7 @@ static void start_transfer(rx_engine *e, rx_transfer *t)
 {
     CURL *h = NULL;
     if (e->easy_pooled > 0) {
-        stat_add(&e->easy_pooled, -1);
+        rx_stat_add(&e->easy_pooled, -1);
         h = e->easy_pool[e->easy_pooled];
     } else {
         h = new_easy();
@@ -369,7 +365,7 @@ static void start_transfer(rx_engine *e, rx_transfer *t)
     curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, on_close_socket);
     curl_easy_setopt(h, CURLOPT_CLOSESOCKETDATA, e);
     list_started(e, t);
-    stat_add(&e->running, 1);
+    rx_stat_add(&e->running, 1);
     int64_t first = rx_transfer_first_deadline(t);
     if (first >= 0) {
         if (rx_deadlines_add(&e->deadlines, t, first) != 0) {
@@ -422,9 +418,11 @@ static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *
      * of them is watched for libcurl's own admin handle, which (libcurl 8.22, multi.c) listens
      * on its multi handle's wake-up descriptor, made with the multi and closed with it: it can
      * be parked (sockets.h). Sockets of connections being shut down are the admin's too, but
-     * those are connections, parked or not already. */
+     * those are connections, parked or not already. Asked only of descriptors not known to be
+     * parkable: a connection's (the common call) needs no lookup. */
     rx_transfer *owner = NULL;
-    if (curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&owner) == CURLE_OK && owner == NULL)
+    if (!rx_sockets_may_park(&e->sockets, fd) &&
+        curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&owner) == CURLE_OK && owner == NULL)
         rx_sockets_lasting(&e->sockets, fd);
     return 0;
 }
@@ -631,7 +629,7 @@ static int wait_for_events(rx_engine *e, struct epoll_event *events)
     if (!in_flight)
         return 0; /* idle: loop_main() lingers a little more or parks */
     if (timeout != 0)
-        stat_add(&e->sleeps, 1);
+        rx_stat_add(&e->sleeps, 1);
     int n = epoll_wait(e->epoll_fd, events, MAX_EVENTS, timeout);
     if (lone && n > 0)
         rx_spin_note(&e->event_waits, rx_clock_us() - started, RX_WAIT_SLEPT, probe);
@@ -644,7 +642,7 @@ static void run_loop_body(rx_engine *e, struct epoll_event *events, int n)
 {
     int still_running = 0;
     rx_loop_now_ms = rx_clock_ms();
-    stat_add(&e->wakeups, 1);
+    rx_stat_add(&e->wakeups, 1);
     for (int i = 0; i < n; i++) {
         int fd = events[i].data.fd;
         if (fd == e->wake_fd) {
@@ -690,7 +688,7 @@ static int park(rx_engine *e)
     pthread_mutex_lock(&e->lock);
     if (e->queue_head == NULL && !e->closing) {
         e->driver = NOBODY;
-        stat_add(&e->sleeps, 1);
+        rx_stat_add(&e->sleeps, 1);
         while (e->driver != LOOP_THREAD) {
             if (e->driver == CALLER) { /* it hands the loop back before anything else */
                 pthread_cond_wait(&e->unparked, &e->lock);
@@ -853,7 +851,7 @@ int rx_engine_drive(rx_engine *e, rx_transfer *t, long budget_ms)
 
     rx_transfer_ref(t); /* the engine's reference, as rx_engine_submit takes */
     rx_loop_now_ms = rx_clock_ms();
-    stat_add(&e->driven, 1);
+    rx_stat_add(&e->driven, 1);
     start_transfer(e, t);
     while (!rx_transfer_is_done(t) && !__atomic_load_n(&e->closing, __ATOMIC_ACQUIRE)) {
         int n = drive_wait(e, events, spin_until_us, until_us, &slept);

@@ -2,6 +2,7 @@
 #include "sockets.h"
 
 #include "buffer.h"
+#include "stat.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,9 @@ static rx_socket_slot *existing_slot(const rx_sockets *s, int fd)
     return fd >= 0 && (size_t)fd < s->len ? &s->slots[fd] : NULL;
 }
 
+/* A descriptor whose close the engine hears of, or that lasts as long as the engine. */
+static int parkable(const rx_socket_slot *slot) { return slot->connection || slot->lasting; }
+
 /* The slot for fd, growing the table; NULL when out of memory. */
 static rx_socket_slot *slot_for(rx_sockets *s, int fd)
 {
@@ -39,12 +43,6 @@ static rx_socket_slot *slot_for(rx_sockets *s, int fd)
     return &slots[fd];
 }
 
-/* Every epoll_ctl call is counted (the engine's epoll_changes statistic). */
-static void count_change(rx_sockets *s)
-{
-    __atomic_store_n(&s->changes, s->changes + 1, __ATOMIC_RELAXED);
-}
-
 /* Register fd for events with whichever of ADD and MOD epoll accepts: `registered` is our
  * belief, tried first; the other covers a belief made stale by a close we did not see. */
 static int register_events(rx_sockets *s, int fd, uint32_t events, int registered)
@@ -53,11 +51,11 @@ static int register_events(rx_sockets *s, int fd, uint32_t events, int registere
     ev.events = events;
     ev.data.fd = fd;
     int op = registered ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
-    count_change(s);
+    rx_stat_add(&s->changes, 1);
     if (epoll_ctl(s->epoll_fd, op, fd, &ev) == 0)
         return 0;
     op = op == EPOLL_CTL_ADD ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
-    count_change(s);
+    rx_stat_add(&s->changes, 1);
     return epoll_ctl(s->epoll_fd, op, fd, &ev);
 }
 
@@ -80,7 +78,7 @@ int rx_sockets_watch(rx_sockets *s, int fd, uint32_t events)
 static void unregister(rx_sockets *s, int fd, rx_socket_slot *slot)
 {
     /* Fails only for a socket closed already, which epoll forgot by itself. */
-    count_change(s);
+    rx_stat_add(&s->changes, 1);
     epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
     if (slot != NULL)
         slot->watched = 0;
@@ -93,7 +91,7 @@ void rx_sockets_unwatch(rx_sockets *s, int fd)
         slot->wanted = 0;
         slot->readable_at_ms = 0; /* a transfer that reuses the connection starts afresh */
         /* Only for reading: a socket parked for writing would report an event at every wait. */
-        if ((slot->connection || slot->lasting) && slot->watched == EPOLLIN)
+        if (parkable(slot) && slot->watched == EPOLLIN)
             return;
     }
     unregister(s, fd, slot);
@@ -117,6 +115,12 @@ int64_t rx_sockets_readable_at(const rx_sockets *s, int fd)
 {
     rx_socket_slot *slot = existing_slot(s, fd);
     return slot != NULL ? slot->readable_at_ms : 0;
+}
+
+int rx_sockets_may_park(const rx_sockets *s, int fd)
+{
+    const rx_socket_slot *slot = existing_slot(s, fd);
+    return slot != NULL && parkable(slot);
 }
 
 void rx_sockets_lasting(rx_sockets *s, int fd)

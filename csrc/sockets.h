@@ -36,7 +36,7 @@ typedef struct rx_sockets {
     int epoll_fd;
     rx_socket_slot *slots; /* indexed by descriptor, grown on demand (rx_table_grow) */
     size_t len;
-    long changes; /* epoll_ctl calls made, a statistic (relaxed atomic: read by other threads) */
+    long changes; /* epoll_ctl calls made: a statistic (rx_stat_add, stat.h) */
 } rx_sockets;
 
 void rx_sockets_init(rx_sockets *s, int epoll_fd);
@@ -52,6 +52,8 @@ int rx_sockets_event(rx_sockets *s, int fd, uint32_t events, int64_t now_ms);
 /* When epoll last reported fd readable, or 0. */
 int64_t rx_sockets_readable_at(const rx_sockets *s, int fd);
 
+/* Whether fd may be parked: a connection the engine opened, or a lasting descriptor. */
+int rx_sockets_may_park(const rx_sockets *s, int fd);
 /* fd, watched now, is libcurl's and stays open until the engine ends: it may be parked. */
 void rx_sockets_lasting(rx_sockets *s, int fd);
 

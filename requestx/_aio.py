@@ -118,14 +118,32 @@ _current_task: typing.Callable[[asyncio.AbstractEventLoop | None], typing.Any] =
 )
 
 
-class _AsyncioBridge:
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+class _BridgeBase:
+    """What both bridges share: the completion queue, and the rule for a wait that need not
+    suspend."""
+
+    def __init__(self) -> None:
         self.queue = _core.CompletionQueue()
+        self._woken = 0  # tasks a drain woke that have not run yet (_finished_now)
+
+    def _finished_now(self, pending: _core.PendingTransfer) -> bool:
+        """Whether `pending` is finished already, or finishes while the queue spins for it.
+
+        The queue spins (blocking the event loop) only when `pending` is the one transfer in
+        flight and at most one task a drain woke is still waiting to run. With 4 or 8 tasks the
+        other transfers have often just finished, and a spin for this one held up the tasks
+        that would submit the next ones; with 2, holding up the other one costs less than the
+        wake-up the spin saves (docs/performance.md, "The event loop's spin")."""
+        return pending.finished or (self._woken <= 1 and self.queue.try_spin(pending) is not None)
+
+
+class _AsyncioBridge(_BridgeBase):
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__()
         self._loop = weakref.ref(loop)
         self._owed: set[_core.Engine] = set()  # engines owed a wake-up (submit)
         self._scope_checkpoint = _asyncio_scope_checkpoint()  # here: sync users never import it
         self._scope_tasks = _asyncio_scope_tasks()
-        self._woken = 0  # tasks a drain woke that have not run yet (see wait)
         loop.add_reader(self.queue.fileno(), self._drain)
         # A loop that is garbage-collected takes its bridge along: cancel what still runs.
         weakref.finalize(loop, self.queue.close)
@@ -180,14 +198,8 @@ class _AsyncioBridge:
 
     def wait(self, pending: _core.PendingTransfer) -> typing.Awaitable[None]:
         """What to await until `pending` is finished. It may be already: a fed body's feeder
-        was woken by its end and the queue has let go of it, so no further news would come.
-
-        The queue spins (blocking this event loop) only when `pending` is the one transfer in
-        flight and at most one task a drain woke is still waiting to run. With 4 or 8 tasks the
-        other transfers have often just finished, and a spin for this one held up the tasks
-        that would submit the next ones; with 2, holding up the other one costs less than the
-        wake-up the spin saves (docs/performance.md, "The event loop's spin")."""
-        if pending.finished or (self._woken <= 1 and self.queue.try_spin(pending) is not None):
+        was woken by its end and the queue has let go of it, so no further news would come."""
+        if self._finished_now(pending):
             # Finished while we spun (it was the only transfer in flight). Still yield once so
             # a coroutine that loops over requests cannot starve the rest of the event loop.
             return _YIELD
@@ -214,12 +226,11 @@ class _AsyncioBridge:
                 self._woken -= 1
 
 
-class _TrioBridge:
+class _TrioBridge(_BridgeBase):
     def __init__(self) -> None:
         import trio
 
-        self.queue = _core.CompletionQueue()
-        self._woken = 0  # tasks a drain rescheduled that have not run yet (see wait)
+        super().__init__()
         trio.lowlevel.spawn_system_task(self._run, name="requestx completions")
 
     async def _run(self) -> None:
@@ -260,7 +271,7 @@ class _TrioBridge:
         """What to await until `pending` is finished (see _AsyncioBridge.wait)."""
         import trio
 
-        if pending.finished or (self._woken <= 1 and self.queue.try_spin(pending) is not None):
+        if self._finished_now(pending):
             return trio.lowlevel.checkpoint()
         return self.wait_for_news(pending)
 
