@@ -152,6 +152,7 @@ ext = Extension(
     "requestx._core",
     sources=[
         "requestx/_core.pyx",
+        "requestx/_gil.c",
         "csrc/buffer.c",
         "csrc/completion.c",
         "csrc/request.c",
@@ -167,7 +168,7 @@ ext = Extension(
         "csrc/load.c",
         "csrc/gate.c",
     ],
-    include_dirs=["csrc"],
+    include_dirs=["csrc", "requestx"],
     depends=[
         "csrc/buffer.h",
         "csrc/clock.h",
@@ -184,6 +185,7 @@ ext = Extension(
         "csrc/gate.h",
         "csrc/stat.h",
         "requestx/_core.pxd",
+        "requestx/_gil.h",
         *([] if SYSTEM_LIBCURL else [os.path.relpath(LIBCURL_STAMP, HERE)]),
     ],
     extra_compile_args=compile_args + [f for f in curl_cflags if f.startswith(("-I", "-D"))],

@@ -241,3 +241,17 @@ cdef class Engine:
                                 RouteConfig route, CompletionQueue queue, bint streaming,
                                 bint stream_response, long long upload_length,
                                 bint defer_wake)
+
+
+cdef extern from "_gil.h" nogil:
+    ctypedef struct rx_gil_stats:
+        long long spins
+        long long busy
+        long long timeouts
+        long long skipped
+
+    int rx_gil_probe_init()
+    int rx_gil_probe_on()
+    int rx_gil_held()
+    void rx_gil_wait_free()
+    void rx_gil_get_stats(rx_gil_stats *out)

@@ -19,6 +19,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from cpython.exc cimport PyErr_CheckSignals
 from libc.errno cimport EINTR
 from libc.math cimport ceil
+from posix.unistd cimport usleep
 
 import atexit
 import os
@@ -532,6 +533,8 @@ cdef class Engine:
         cdef int driven
         with nogil:
             driven = rx_engine_drive(e, t, SIGNAL_CHECK_MS)
+            if driven:
+                rx_gil_wait_free()  # _gil.h: ask for the GIL when it is free, not before
         try:
             if not driven and rx_engine_submit(e, t) != 0:
                 raise EngineError(RX_E_ENGINE_CLOSED, "the client has been closed")
@@ -1063,11 +1066,15 @@ cdef int _wait_blocking(rx_engine *e, rx_transfer *t, bint signals_first=False) 
         _check_signals(e, t)
     with nogil:
         rc = rx_engine_spin_wait(e, t)
+        if rc:
+            rx_gil_wait_free()  # _gil.h
     if rc:
         return 0
     while True:
         with nogil:
             rc = rx_transfer_wait(t, SIGNAL_CHECK_MS)
+            if rc == 0:
+                rx_gil_wait_free()
         if rc == 0:
             rx_engine_wait_finished(e, t)
             return 0
@@ -1109,6 +1116,39 @@ cdef str _http_version_of(rx_transfer *t):
         name = rx_transfer_http_version(t).decode("ascii")
         _http_version_names[t.http_version_used] = name
     return name
+
+
+# Blocking callers look at the GIL before they take it back (_gil.h). Found once, here, while
+# the import holds the GIL.
+rx_gil_probe_init()
+
+
+def gil_probe_stats():
+    """The GIL probe (_gil.h): whether it is on in this interpreter, and what blocking callers
+    did on finding the GIL held after a wait, counted for the whole process: `spins` ended
+    with the GIL free; `busy` gave up after the spin's limit while other threads had the GIL
+    in turn, `timeouts` while one thread kept it; `skipped` took the GIL without spinning
+    while backing off from timeouts."""
+    cdef rx_gil_stats s
+    rx_gil_get_stats(&s)
+    return {"on": bool(rx_gil_probe_on()), "spins": s.spins, "busy": s.busy,
+            "timeouts": s.timeouts, "skipped": s.skipped}
+
+
+def gil_held_while_released(unsigned int wait_us=0):
+    """What the GIL probe reads from a section that has released the GIL, `wait_us` after
+    releasing it: False unless another Python thread took it meanwhile (a test of the probe)."""
+    cdef int held
+    with nogil:
+        if wait_us:
+            usleep(wait_us)
+        held = rx_gil_held()
+    return bool(held)
+
+
+def gil_held():
+    """What the GIL probe reads now, with the GIL held: True whenever the probe is on."""
+    return bool(rx_gil_held())
 
 
 def live_transfers():
