@@ -530,9 +530,7 @@ class Request:
         request = cls.__new__(cls)
         request.method = method
         request.url = url
-        request.headers = Headers._from_entries(
-            [(b"Host", b"host", url.netloc), *headers._entries()]
-        )
+        request.headers = Headers._from_entries([url._host_entry(), *headers._entries()])
         request.extensions = extensions
         request._content = b""
         request._stream = None
@@ -550,7 +548,7 @@ class Request:
             if not headers._has(lower):
                 entries.append((name, lower, value))
         if self.url._host and not headers._has(b"host"):
-            entries.insert(0, (b"Host", b"host", self.url.netloc))
+            entries.insert(0, self.url._host_entry())
             host_offset = 1
         else:
             host_offset = 0

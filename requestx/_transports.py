@@ -276,13 +276,9 @@ class _EngineTransport:
         built (`_BaseClient._plain_url`), whose URL and framing are right by construction."""
         method = request.method
         body = request._content
-        url = request.url
-        # Credentials in the URL travel only as the auth flow's header (build_request_auth):
-        # given the userinfo, libcurl would send its own Basic header, even beside DigestAuth.
-        target = url._build("") if url._userinfo else str(url)
         return (
             method.encode("ascii"),
-            target.encode("ascii"),
+            request.url._engine_target(),  # without credentials: see build_request_auth
             request.headers._entries(),
             body if body or method in _METHODS_WITH_BODY else None,
             timeouts,

@@ -280,8 +280,10 @@ class URL:
     """
 
     __slots__ = (
+        "_engine_target_cache",
         "_fragment",
         "_host",
+        "_host_entry_cache",
         "_path",
         "_port",
         "_query",
@@ -298,6 +300,9 @@ class URL:
     _query: str | None  # None: no "?"; "": a bare "?"
     _fragment: str | None
     _str: str | None  # cached str(url)
+    # Cached for the engine, which gets one request after another to the same (shared) URL:
+    _host_entry_cache: tuple[bytes, bytes, bytes] | None  # _host_entry()
+    _engine_target_cache: bytes | None  # _engine_target()
 
     def __init__(self, url: URL | str = "", **kwargs: typing.Any) -> None:
         if not kwargs and type(url) is str:
@@ -359,6 +364,7 @@ class URL:
         self._path = path
         self._query = query
         self._fragment = fragment
+        self._host_entry_cache = self._engine_target_cache = None
 
     def _set(
         self,
@@ -378,6 +384,7 @@ class URL:
         self._query = query
         self._fragment = fragment
         self._str = None
+        self._host_entry_cache = self._engine_target_cache = None
 
     def _parts(self) -> _Parts:
         return (
@@ -597,6 +604,25 @@ class URL:
         if text is None:
             text = self._str = self._build(self._userinfo)
         return text
+
+    def _host_entry(self) -> tuple[bytes, bytes, bytes]:
+        """The Host header of a request to this URL, as a header entry (name, lower-cased
+        name, value), made once per URL: a URL is immutable, and the client's hot path shares
+        one between the requests to the same address (`url_from_str`)."""
+        entry = self._host_entry_cache
+        if entry is None:
+            entry = self._host_entry_cache = (b"Host", b"host", self.netloc)
+        return entry
+
+    def _engine_target(self) -> bytes:
+        """The URL as the engine takes it, made once per URL: ASCII, and without userinfo
+        (credentials travel only as the auth flow's header: given them, libcurl would send
+        its own Basic header, even beside DigestAuth)."""
+        target = self._engine_target_cache
+        if target is None:
+            text = self._build("") if self._userinfo else str(self)
+            target = self._engine_target_cache = text.encode("ascii")
+        return target
 
     def _build(self, userinfo: str) -> str:
         parts = []

@@ -679,3 +679,31 @@ def test_recently_parsed_urls_are_shared_and_the_cache_stays_bounded() -> None:
     for _ in range(2):  # an invalid URL is never cached: it raises every time
         with pytest.raises(InvalidURL):
             _urls.url_from_str("http://exa mple.org/")
+
+
+@pytest.mark.parametrize(
+    ("text", "host", "target"),
+    [
+        ("http://example.org/a?b=1", b"example.org", b"http://example.org/a?b=1"),
+        ("HTTP://Example.ORG:80/", b"example.org", b"http://example.org/"),
+        ("https://example.org:8443/p", b"example.org:8443", b"https://example.org:8443/p"),
+        ("http://[::1]:8080/x", b"[::1]:8080", b"http://[::1]:8080/x"),
+        ("http://user:pw@example.org/", b"example.org", b"http://example.org/"),
+        ("http://müller.de/ä", b"xn--mller-kva.de", b"http://xn--mller-kva.de/%C3%A4"),
+    ],
+)
+def test_what_the_engine_gets_for_a_url_is_made_once_and_matches_the_url(
+    text: str, host: bytes, target: bytes
+) -> None:
+    # The Host entry and the engine's URL (credentials left out: they travel as the auth
+    # flow's header) are cached on the URL, which the client shares between requests.
+    url = URL(text)
+    assert url._host_entry() == (b"Host", b"host", host) == (b"Host", b"host", url.netloc)
+    assert url._host_entry() is url._host_entry()
+    assert url._engine_target() == target
+    assert url._engine_target() is url._engine_target()
+    # A URL made from this one has its own: nothing cached is carried over.
+    other = url.copy_with(host="example.net", port=9000)
+    assert other._host_entry() == (b"Host", b"host", b"example.net:9000")
+    assert other._engine_target().startswith(url.scheme.encode() + b"://example.net:9000/")
+    assert pickle.loads(pickle.dumps(url))._engine_target() == target
