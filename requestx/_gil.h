@@ -30,8 +30,9 @@
  * kept, and the next wait may well find it free. Never on a single
  * CPU, where the holder needs the very CPU the spinner would be using.
  *
- * Any thread, GIL released (rx_gil_wait_free) or held (the rest). The counters are relaxed
- * atomics: a hint shared by every thread of the process, not state.
+ * rx_gil_probe_init with the GIL held (at import); rx_gil_wait_free with it released; the rest
+ * from any thread. The counters are relaxed atomics: a hint shared by every thread of the
+ * process, not state.
  */
 #ifndef RX_GIL_H
 #define RX_GIL_H
