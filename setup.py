@@ -152,7 +152,7 @@ ext = Extension(
     "requestx._core",
     sources=[
         "requestx/_core.pyx",
-        "requestx/_gil.c",
+        "requestx/gil_probe.c",
         "csrc/buffer.c",
         "csrc/completion.c",
         "csrc/request.c",
@@ -185,7 +185,7 @@ ext = Extension(
         "csrc/gate.h",
         "csrc/stat.h",
         "requestx/_core.pxd",
-        "requestx/_gil.h",
+        "requestx/gil_probe.h",
         *([] if SYSTEM_LIBCURL else [os.path.relpath(LIBCURL_STAMP, HERE)]),
     ],
     extra_compile_args=compile_args + [f for f in curl_cflags if f.startswith(("-I", "-D"))],

@@ -243,7 +243,7 @@ cdef class Engine:
                                 bint defer_wake)
 
 
-cdef extern from "_gil.h" nogil:
+cdef extern from "gil_probe.h" nogil:
     ctypedef struct rx_gil_stats:
         long long spins
         long long busy

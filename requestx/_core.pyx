@@ -534,7 +534,7 @@ cdef class Engine:
         with nogil:
             driven = rx_engine_drive(e, t, SIGNAL_CHECK_MS)
             if driven:
-                rx_gil_wait_free()  # _gil.h: ask for the GIL when it is free, not before
+                rx_gil_wait_free()  # gil_probe.h: ask for the GIL when it is free, not before
         try:
             if not driven and rx_engine_submit(e, t) != 0:
                 raise EngineError(RX_E_ENGINE_CLOSED, "the client has been closed")
@@ -1067,7 +1067,7 @@ cdef int _wait_blocking(rx_engine *e, rx_transfer *t, bint signals_first=False) 
     with nogil:
         rc = rx_engine_spin_wait(e, t)
         if rc:
-            rx_gil_wait_free()  # _gil.h
+            rx_gil_wait_free()  # gil_probe.h
     if rc:
         return 0
     while True:
@@ -1118,17 +1118,17 @@ cdef str _http_version_of(rx_transfer *t):
     return name
 
 
-# Blocking callers look at the GIL before they take it back (_gil.h). Found once, here, while
-# the import holds the GIL.
+# Blocking callers look at the GIL before they take it back (gil_probe.h). Found once, here,
+# while the import holds the GIL.
 rx_gil_probe_init()
 
 
 def gil_probe_stats():
-    """The GIL probe (_gil.h): whether it is on in this interpreter, and what blocking callers
-    did on finding the GIL held after a wait, counted for the whole process: `spins` ended
-    with the GIL free; `busy` gave up after the spin's limit while other threads had the GIL
-    in turn, `timeouts` while one thread kept it; `skipped` took the GIL without spinning
-    while backing off from timeouts."""
+    """The GIL probe (gil_probe.h): whether it is on in this interpreter, and what blocking
+    callers did on finding the GIL held after a wait, counted for the whole process: `spins`
+    ended with the GIL free; `busy` gave up after the spin's limit while other threads had
+    the GIL in turn, `timeouts` while one thread kept it; `skipped` took the GIL without
+    spinning while backing off from timeouts."""
     cdef rx_gil_stats s
     rx_gil_get_stats(&s)
     return {"on": bool(rx_gil_probe_on()), "spins": s.spins, "busy": s.busy,

@@ -1,6 +1,7 @@
-"""The GIL probe (requestx/_gil.h): a blocking caller whose answer is in, finding the GIL held by
-another thread, yields the CPU until the holder lets go instead of sleeping on CPython's
-condition variable (two context switches per request with many threads on one client).
+"""The GIL probe (requestx/gil_probe.h): a blocking caller whose answer is in, finding the GIL
+held by another thread, yields the CPU until the holder lets go instead of sleeping on
+CPython's condition variable (two context switches per request with many threads on one
+client).
 
 What could go wrong, and is checked here:
 
@@ -31,8 +32,8 @@ from tests.servers import HypercornServer
 from tests.servers.nginx import Nginx, nginx_or_skip
 from tests.test_concurrency import _run_threads
 
-# Where _gil.c knows CPython's layout: 3.9-3.13 with a GIL, its internal headers installed (the
-# extension was built against them), on more than one CPU.
+# Where gil_probe.c knows CPython's layout: 3.9-3.13 with a GIL, its internal headers installed
+# (the extension was built against them), on more than one CPU.
 PROBE_EXPECTED = (
     sys.implementation.name == "cpython"
     and sys.version_info < (3, 14)

@@ -1,4 +1,5 @@
-/* The GIL probe: see _gil.h for why a blocking caller looks at the GIL before taking it back. */
+/* The GIL probe: gil_probe.h says why a blocking caller looks at the GIL before taking it
+ * back. */
 
 /* The GIL's state is in CPython's internal headers, which need Py_BUILD_CORE. Only this file
  * defines it, and it reads two fields of one struct: no internal function is called. */
@@ -8,7 +9,7 @@
 #include <sched.h>
 #include <unistd.h>
 
-#include "_gil.h"
+#include "gil_probe.h"
 #include "clock.h"
 
 #if defined(Py_GIL_DISABLED) || PY_VERSION_HEX >= 0x030E0000 || \
