@@ -533,8 +533,10 @@ cdef class Engine:
         cdef int driven
         with nogil:
             driven = rx_engine_drive(e, t, SIGNAL_CHECK_MS)
-            if driven:
-                rx_gil_wait_free()  # gil_probe.h: ask for the GIL when it is free, not before
+            if driven and rx_transfer_is_done(t):
+                # gil_probe.h: ask for the GIL when it is free, not before. (A drive that ended
+                # early takes the GIL only to check signals and waits again: no spin for it.)
+                rx_gil_wait_free()
         try:
             if not driven and rx_engine_submit(e, t) != 0:
                 raise EngineError(RX_E_ENGINE_CLOSED, "the client has been closed")
