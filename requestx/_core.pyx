@@ -724,6 +724,10 @@ cdef class PendingTransfer:
         (WAIT_ROOM); or the transfer is over. Ctrl-C cancels the transfer."""
         cdef rx_transfer *t = self.transfer
         cdef int rc
+        if what != WAIT_ROOM and rx_stream_ready(t, what == WAIT_BODY, 0):
+            # No need to let go of the GIL: with other threads waiting for it, getting it back
+            # costs a sleep and a wake-up.
+            return 0
         while True:
             with nogil:
                 if what == WAIT_ROOM:

@@ -313,6 +313,8 @@ class _EngineTransport:
         status, version, raw_headers, marks = head
         response = Response._from_engine_stream(request, status, version, raw_headers, stream)
         response._max_body_bytes = self._max_body_bytes  # for read() / aread()
+        if not marks & _MARK_CONTENT_ENCODING:
+            response._unencoded = True
         if marks & _MARK_SET_COOKIE:
             response._sets_cookies = True
         return response
