@@ -1084,7 +1084,7 @@ class Response:
         if self._content is None and self._body is None:
             body = LimitedJoin(self._max_body_bytes, self._request)
             try:
-                if self._unencoded and self._headers is None:
+                if self._nothing_to_decode():
                     self._read_unencoded(body)
                 else:
                     for chunk in self.iter_bytes():
@@ -1096,9 +1096,9 @@ class Response:
         return self.content
 
     def _read_unencoded(self, body: LimitedJoin) -> None:
-        """read() of an engine stream with no Content-Encoding (see _content_decoder): the
-        chunks as received are the body. What iter_raw() does, without the generators that
-        iter_bytes() stacks on it (a third of a short streamed response's Python)."""
+        """read() of a stream with _nothing_to_decode(): the chunks as received are the
+        body. What iter_raw() does, without the generators that iter_bytes() stacks on it (a
+        third of a short streamed response's Python)."""
         stream = self._take_stream()
         if not isinstance(stream, typing.Iterable):
             raise RuntimeError("Attempted to call a sync iterator on an async stream.")
@@ -1114,7 +1114,7 @@ class Response:
         if self._content is None and self._body is None:
             body = LimitedJoin(self._max_body_bytes, self._request)
             try:
-                if self._unencoded and self._headers is None:
+                if self._nothing_to_decode():
                     await self._aread_unencoded(body)
                 else:
                     async for chunk in self.aiter_bytes():
@@ -1149,10 +1149,14 @@ class Response:
         self._num_bytes_downloaded = 0
         return self._stream
 
+    def _nothing_to_decode(self) -> bool:
+        """An engine stream whose head had no Content-Encoding field (the engine saw none
+        arrive), with headers nobody has looked at (and perhaps changed) yet: known to need
+        no decoding without parsing the header block."""
+        return self._unencoded and self._headers is None
+
     def _content_decoder(self) -> ContentDecoder:
-        if self._unencoded and self._headers is None:
-            # The engine saw no Content-Encoding arrive, and nobody has seen (and perhaps
-            # changed) the headers yet: no need to parse the block to find that out.
+        if self._nothing_to_decode():
             return IdentityDecoder()
         return decoder_for(self.headers.get_list("content-encoding"))  # it splits them
 
