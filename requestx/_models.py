@@ -1099,9 +1099,7 @@ class Response:
         """read() of a stream with _nothing_to_decode(): the chunks as received are the
         body. What iter_raw() does, without the generators that iter_bytes() stacks on it (a
         third of a short streamed response's Python)."""
-        stream = self._take_stream()
-        if not isinstance(stream, typing.Iterable):
-            raise RuntimeError("Attempted to call a sync iterator on an async stream.")
+        stream = self._take_sync_stream()
         downloaded = 0
         for raw in stream:
             downloaded += len(raw)
@@ -1127,9 +1125,7 @@ class Response:
 
     async def _aread_unencoded(self, body: LimitedJoin) -> None:
         """_read_unencoded() for async streams."""
-        stream = self._take_stream()
-        if not isinstance(stream, typing.AsyncIterable):
-            raise RuntimeError("Attempted to call an async iterator on a sync stream.")
+        stream = self._take_async_stream()
         downloaded = 0
         async for raw in stream:
             downloaded += len(raw)
@@ -1155,6 +1151,18 @@ class Response:
         no decoding without parsing the header block."""
         return self._unencoded and self._headers is None
 
+    def _take_sync_stream(self) -> typing.Iterable[bytes]:
+        stream = self._take_stream()
+        if not isinstance(stream, typing.Iterable):
+            raise RuntimeError("Attempted to call a sync iterator on an async stream.")
+        return stream
+
+    def _take_async_stream(self) -> typing.AsyncIterable[bytes]:
+        stream = self._take_stream()
+        if not isinstance(stream, typing.AsyncIterable):
+            raise RuntimeError("Attempted to call an async iterator on a sync stream.")
+        return stream
+
     def _content_decoder(self) -> ContentDecoder:
         if self._nothing_to_decode():
             return IdentityDecoder()
@@ -1170,9 +1178,7 @@ class Response:
         """The body as received, before content decoding (streaming responses only)."""
         if self._is_read():
             raise StreamConsumed()
-        stream = self._take_stream()
-        if not isinstance(stream, typing.Iterable):
-            raise RuntimeError("Attempted to call a sync iterator on an async stream.")
+        stream = self._take_sync_stream()
         chunker = ByteChunker(chunk_size)
         for raw in stream:
             self._num_bytes_downloaded = (self._num_bytes_downloaded or 0) + len(raw)
@@ -1221,9 +1227,7 @@ class Response:
         """The body as received, before content decoding (streaming responses only)."""
         if self._is_read():
             raise StreamConsumed()
-        stream = self._take_stream()
-        if not isinstance(stream, typing.AsyncIterable):
-            raise RuntimeError("Attempted to call an async iterator on a sync stream.")
+        stream = self._take_async_stream()
         chunker = ByteChunker(chunk_size)
         async for raw in stream:
             self._num_bytes_downloaded = (self._num_bytes_downloaded or 0) + len(raw)
