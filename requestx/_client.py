@@ -552,15 +552,17 @@ class Client(_BaseClient):
             response.close()  # a body that failed half-read (even by Ctrl-C) is let go of
             raise
 
-    def _send_plain(self, request: Request, follow_redirects: bool | UseClientDefault) -> Response:
-        """`send(request)` for a request `_plain_for` built: straight to the client's own
-        engine transport; a redirect answer goes on in the redirect loop."""
+    def _send_plain(
+        self, request: Request, follow_redirects: bool | UseClientDefault, stream: bool = False
+    ) -> Response:
+        """`send(request, stream=stream)` for a request `_plain_for` built: straight to the
+        client's own engine transport; a redirect answer goes on in the redirect loop."""
         follow = self._check_send_options(follow_redirects)
-        response: Response = self._direct._send_plain(request, self._timeout_ms)
+        response: Response = self._direct._send_plain(request, self._timeout_ms, stream)
         self._apply_client_defaults(response, response._sets_cookies)
         if not response.has_redirect_location:
             return response
-        return self._send_handling_redirects(request, follow, [], answer=response)
+        return self._send_handling_redirects(request, follow, [], stream, answer=response)
 
     def send(
         self,
@@ -646,12 +648,28 @@ class Client(_BaseClient):
         ...     for chunk in response.iter_bytes():
         ...         sink.write(chunk)
         """
-        request = self.build_request(method, url, **kwargs)
-        response = self.send(request, stream=True, auth=auth, follow_redirects=follow_redirects)
+        response = self._open_stream(method, url, auth, follow_redirects, kwargs)
         try:
             yield response
         finally:
             response.close()
+
+    def _open_stream(
+        self,
+        method: str,
+        url: URL | str,
+        auth: typing.Any,
+        follow_redirects: bool | UseClientDefault,
+        kwargs: dict[str, typing.Any],
+    ) -> Response:
+        """`send(build_request(method, url, **kwargs), stream=True, ...)`: by the plain path
+        when nothing but a body is given (as `request` does), else by the general one."""
+        if auth is USE_CLIENT_DEFAULT and kwargs.keys() <= _BODY_ARGUMENTS:
+            plain = self._plain_for(method, url, **kwargs)
+            if plain is not None:
+                return self._send_plain(plain, follow_redirects, stream=True)
+        request = self.build_request(method, url, **kwargs)
+        return self.send(request, stream=True, auth=auth, follow_redirects=follow_redirects)
 
     def request(
         self,
@@ -783,16 +801,16 @@ class AsyncClient(_BaseClient):
         return self._adopt_transport_response(request, response, False, started)
 
     async def _send_plain(
-        self, request: Request, follow_redirects: bool | UseClientDefault
+        self, request: Request, follow_redirects: bool | UseClientDefault, stream: bool = False
     ) -> Response:
-        """`send(request)` for a request `_plain_for` built: straight to the client's own
-        engine transport; a redirect answer goes on in the redirect loop."""
+        """`send(request, stream=stream)` for a request `_plain_for` built: straight to the
+        client's own engine transport; a redirect answer goes on in the redirect loop."""
         follow = self._check_send_options(follow_redirects)
-        response: Response = await self._direct._send_plain(request, self._timeout_ms)
+        response: Response = await self._direct._send_plain(request, self._timeout_ms, stream)
         self._apply_client_defaults(response, response._sets_cookies)
         if not response.has_redirect_location:
             return response
-        return await self._send_handling_redirects(request, follow, [], answer=response)
+        return await self._send_handling_redirects(request, follow, [], stream, answer=response)
 
     async def send(
         self,
@@ -878,14 +896,28 @@ class AsyncClient(_BaseClient):
         ...     async for chunk in response.aiter_bytes():
         ...         sink.write(chunk)
         """
-        request = self.build_request(method, url, **kwargs)
-        response = await self.send(
-            request, stream=True, auth=auth, follow_redirects=follow_redirects
-        )
+        response = await self._open_stream(method, url, auth, follow_redirects, kwargs)
         try:
             yield response
         finally:
             await response.aclose()
+
+    async def _open_stream(
+        self,
+        method: str,
+        url: URL | str,
+        auth: typing.Any,
+        follow_redirects: bool | UseClientDefault,
+        kwargs: dict[str, typing.Any],
+    ) -> Response:
+        """`send(build_request(method, url, **kwargs), stream=True, ...)`: by the plain path
+        when nothing but a body is given (as `request` does), else by the general one."""
+        if auth is USE_CLIENT_DEFAULT and kwargs.keys() <= _BODY_ARGUMENTS:
+            plain = self._plain_for(method, url, **kwargs)
+            if plain is not None:
+                return await self._send_plain(plain, follow_redirects, stream=True)
+        request = self.build_request(method, url, **kwargs)
+        return await self.send(request, stream=True, auth=auth, follow_redirects=follow_redirects)
 
     async def request(
         self,

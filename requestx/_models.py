@@ -25,7 +25,7 @@ import re
 import time
 import typing
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import AsyncIterable, Iterable, Mapping
 from http.cookiejar import Cookie, CookieJar
 
 import orjson
@@ -1153,13 +1153,14 @@ class Response:
 
     def _take_sync_stream(self) -> typing.Iterable[bytes]:
         stream = self._take_stream()
-        if not isinstance(stream, typing.Iterable):
+        # collections.abc's class, not typing's alias of it: the alias adds a call.
+        if not isinstance(stream, Iterable):
             raise RuntimeError("Attempted to call a sync iterator on an async stream.")
         return stream
 
     def _take_async_stream(self) -> typing.AsyncIterable[bytes]:
         stream = self._take_stream()
-        if not isinstance(stream, typing.AsyncIterable):
+        if not isinstance(stream, AsyncIterable):
             raise RuntimeError("Attempted to call an async iterator on a sync stream.")
         return stream
 

@@ -340,15 +340,19 @@ class HTTPTransport(_EngineTransport, BaseTransport):
 
     def _send(self, request: Request, timeouts: tuple[int, ...], stream: bool) -> Response:
         """One request, one response: the hot path into the engine."""
+        arguments = self._engine_arguments(request, timeouts)
         if stream or request._content is None:
-            return self._send_through_stream(request, timeouts, stream)
-        return self._perform(request, self._engine_arguments(request, timeouts))
+            return self._send_through_stream(request, arguments, stream)
+        return self._perform(request, arguments)
 
-    def _send_plain(self, request: Request, timeouts: tuple[int, ...]) -> Response:
+    def _send_plain(
+        self, request: Request, timeouts: tuple[int, ...], stream: bool = False
+    ) -> Response:
         """`_send` for a request the client's plain path built (its hot path): no checks."""
-        if request._content is None:
-            return self._send_through_stream(request, timeouts, False)
-        return self._perform(request, self._arguments(request, timeouts))
+        arguments = self._arguments(request, timeouts)
+        if stream or request._content is None:
+            return self._send_through_stream(request, arguments, stream)
+        return self._perform(request, arguments)
 
     def _perform(self, request: Request, arguments: EngineArguments) -> Response:
         try:
@@ -375,11 +379,10 @@ class HTTPTransport(_EngineTransport, BaseTransport):
         raise error
 
     def _send_through_stream(
-        self, request: Request, timeouts: tuple[int, ...], stream_response: bool
+        self, request: Request, arguments: EngineArguments, stream_response: bool
     ) -> Response:
         """A request that is more than one perform(): its response streamed, and/or its body
         fed to the engine as it is read (iterators, files, multipart)."""
-        arguments = self._engine_arguments(request, timeouts)
         fed = request._content is None
         declared = upload_length(request) if fed else _NO_FED_BODY
         try:
@@ -411,17 +414,19 @@ class AsyncHTTPTransport(_EngineTransport, AsyncBaseTransport):
 
     async def _send(self, request: Request, timeouts: tuple[int, ...], stream: bool) -> Response:
         """One request, one response: submit to the engine, await the event loop's queue."""
+        arguments = self._engine_arguments(request, timeouts)
         if stream or request._content is None:
-            return await self._send_through_stream(request, timeouts, stream)
-        return await self._perform(request, self._engine_arguments(request, timeouts))
+            return await self._send_through_stream(request, arguments, stream)
+        return await self._perform(request, arguments)
 
     def _send_plain(
-        self, request: Request, timeouts: tuple[int, ...]
+        self, request: Request, timeouts: tuple[int, ...], stream: bool = False
     ) -> typing.Coroutine[typing.Any, typing.Any, Response]:
         """`_send` for a request the client's plain path built (its hot path): no checks."""
-        if request._content is None:
-            return self._send_through_stream(request, timeouts, False)
-        return self._perform(request, self._arguments(request, timeouts))
+        arguments = self._arguments(request, timeouts)
+        if stream or request._content is None:
+            return self._send_through_stream(request, arguments, stream)
+        return self._perform(request, arguments)
 
     async def _perform(self, request: Request, arguments: EngineArguments) -> Response:
         bridge = _aio.current_bridge()
@@ -444,11 +449,10 @@ class AsyncHTTPTransport(_EngineTransport, AsyncBaseTransport):
         return self._build_response(request, result)
 
     async def _send_through_stream(
-        self, request: Request, timeouts: tuple[int, ...], stream_response: bool
+        self, request: Request, arguments: EngineArguments, stream_response: bool
     ) -> Response:
         """A request that is more than one submit(): its response streamed, and/or its body
         fed to the engine as it is read (async iterators, files, multipart)."""
-        arguments = self._engine_arguments(request, timeouts)
         fed = request._content is None
         declared = upload_length(request) if fed else _NO_FED_BODY
         bridge = _aio.current_bridge()

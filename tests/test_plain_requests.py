@@ -11,7 +11,8 @@ A shortcut must never change what reaches the server or what the caller gets bac
 * everything it does not handle falls back, also when the client is changed after it was made
   (hooks, cookies, auth, params, headers) or its class overrides a step of sending: each is
   checked by what the server saw or what the override recorded;
-* redirects, errors, a closed client and odd URLs behave as on the general path.
+* redirects, errors, a closed client and odd URLs behave as on the general path;
+* `client.stream(...)` takes the same path under the same conditions (the last section).
 """
 
 from __future__ import annotations
@@ -425,3 +426,153 @@ async def test_async_bodies_on_the_plain_path(server: HypercornServer) -> None:
         # other keyword arguments take the general path
         await client.post(url, json={}, params={"p": "1"})
         assert spy.calls == 1
+
+
+# --- streams: client.stream() takes the plain path too -------------------------------------------
+
+
+STREAM_CALLS: list[tuple[str, dict[str, typing.Any]]] = [
+    ("GET", {}),
+    ("HEAD", {}),
+    ("DELETE", {}),
+    ("POST", {"json": {"a": [1, 2]}}),
+    ("PUT", {"content": b"raw bytes"}),
+    ("PATCH", {"data": {"field": "two words"}}),
+]
+
+
+def _stream_body(client: requestx.Client, method: str, url: str, **kwargs: typing.Any) -> bytes:
+    with client.stream(method, url, **kwargs) as response:
+        return response.read()
+
+
+@pytest.mark.parametrize(("method", "body"), STREAM_CALLS, ids=[m for m, _ in STREAM_CALLS])
+def test_plain_and_general_streams_send_the_same_head(
+    recorder: RecordingServer, method: str, body: dict[str, typing.Any]
+) -> None:
+    """Each request is sent once, and the plain stream's head is the general path's, byte for
+    byte (the recorder frames request bodies by Content-Length, which these all have)."""
+    url = recorder.url + "/s?q=1"
+    with requestx.Client(headers={"X-Custom": "one"}) as client:
+        spy = GeneralPathSpy(client)
+        plain = _heads_of(recorder, lambda: _stream_body(client, method, url, **body))
+        assert spy.calls == 0, "the plain path was not taken"
+        general = _heads_of(recorder, lambda: _stream_body(client, method, url, headers={}, **body))
+        assert spy.calls == 1
+    assert len(plain) == len(general) == 1
+    assert plain[0].raw == general[0].raw
+    assert plain[0].request_line == f"{method} /s?q=1 HTTP/1.1"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("method", "body"), STREAM_CALLS, ids=[m for m, _ in STREAM_CALLS])
+async def test_plain_and_general_async_streams_send_the_same_head(
+    recorder: RecordingServer, method: str, body: dict[str, typing.Any]
+) -> None:
+    url = recorder.url + "/s?q=1"
+    heads: list[list[RecordedHead]] = []
+    async with requestx.AsyncClient(headers={"X-Custom": "one"}) as client:
+        spy = AsyncGeneralPathSpy(client)
+        for extra in ({}, {"headers": {}}):
+            recorder.reset()
+            async with client.stream(method, url, **extra, **body) as response:
+                assert await response.aread() == (b"" if method == "HEAD" else b"ok")
+            heads.append(list(recorder.heads))
+            assert spy.calls == len(extra), "plain path first, then the general one"
+    plain, general = heads
+    assert len(plain) == len(general) == 1
+    assert plain[0].raw == general[0].raw
+
+
+def test_plain_streams_against_nginx(nginx: Nginx) -> None:
+    """Counted at nginx: one request per stream, all on one kept-alive connection; a stream
+    left before its body is read drops its connection and the next stream still works."""
+    with requestx.Client() as client:
+        spy = GeneralPathSpy(client)
+        before = nginx.handled_requests()
+        accepted = nginx.accepted_connections()
+        for _ in range(20):
+            assert _stream_body(client, "GET", nginx.url + "/get") == b"Hello, world!"
+        assert nginx.handled_requests() - before == 20
+        assert nginx.accepted_connections() - accepted == 1
+        with client.stream("GET", nginx.url + "/big") as response:
+            assert response.status_code == 200  # closed unread
+        assert _stream_body(client, "GET", nginx.url + "/get") == b"Hello, world!"
+        assert nginx.handled_requests() - before == 22
+        assert spy.calls == 0
+
+
+@pytest.mark.parametrize("http2", [False, True], ids=["http1", "h2c"])
+def test_plain_streams_against_hypercorn(server: HypercornServer, http2: bool) -> None:
+    """Request bodies arrive as sent, one request per stream, on one connection."""
+    with requestx.Client(http1=not http2, http2=http2) as client:
+        spy = GeneralPathSpy(client)
+        server.reset_stats()
+        for n in range(5):
+            with client.stream("POST", server.url + "/echo", json={"n": n}) as response:
+                response.read()
+                seen = response.json()
+                assert response.http_version == ("HTTP/2" if http2 else "HTTP/1.1")
+            assert seen["method"] == "POST" and seen["body"] == f'{{"n":{n}}}'
+        assert server.request_count() == 5
+        assert server.connection_count() == 1
+        assert spy.calls == 0
+
+
+def test_plain_stream_redirects(server: HypercornServer) -> None:
+    """A redirect answer on the plain path goes on in the redirect loop: each hop requested
+    once (counted at the server), its body read so the connection stays usable."""
+    with requestx.Client(follow_redirects=True) as client:
+        server.reset_stats()
+        with client.stream("GET", server.url + "/redirect/chain/2") as response:
+            assert response.status_code == 200
+            assert response.url == server.url + "/echo"
+            assert [hop.status_code for hop in response.history] == [302, 302, 302]
+            assert all(hop.is_closed for hop in response.history)
+            assert response.read()
+        assert server.request_count() == 4
+    with requestx.Client() as client:
+        with client.stream("GET", server.url + "/redirect/chain/0") as response:
+            assert response.status_code == 302 and response.history == []
+            assert response.next_request is not None
+        with client.stream("GET", server.url + "/redirect/chain/0", follow_redirects=True) as r:
+            assert r.status_code == 200 and len(r.history) == 1
+
+    async def run() -> None:
+        async with requestx.AsyncClient(follow_redirects=True) as client:
+            server.reset_stats()
+            async with client.stream("GET", server.url + "/redirect/chain/1") as response:
+                assert response.status_code == 200 and len(response.history) == 2
+                await response.aread()
+            assert server.request_count() == 3
+
+    anyio.run(run)
+
+
+def test_streams_that_the_general_path_shapes(recorder: RecordingServer) -> None:
+    """Per-request options, and a client changed after it was made, reach the server from a
+    stream as from `request`."""
+    url = recorder.url + "/x"
+    with requestx.Client() as client:
+        spy = GeneralPathSpy(client)
+        head = _heads_of(recorder, lambda: _stream_body(client, "GET", url, params={"p": "1"}))[0]
+        assert head.target == "/x?p=1"
+        head = _heads_of(recorder, lambda: _stream_body(client, "GET", url, auth=("u", "p")))[0]
+        assert head.header("authorization") == "Basic dTpw"
+        assert spy.calls == 2
+        client.auth = ("user", "pass")
+        head = _heads_of(recorder, lambda: _stream_body(client, "GET", url))[0]
+        assert head.header("authorization") == "Basic dXNlcjpwYXNz"
+        client.auth = None
+        client.cookies.set("session", "s-1")
+        assert (
+            _heads_of(recorder, lambda: _stream_body(client, "GET", url))[0].header("cookie")
+            == "session=s-1"
+        )
+        assert spy.calls == 4
+        client.cookies.clear()
+        assert (
+            _heads_of(recorder, lambda: _stream_body(client, "GET", url))[0].header("cookie")
+            is None
+        )
+        assert spy.calls == 4, "a plain client again: the plain path"
