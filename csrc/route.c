@@ -89,10 +89,7 @@ void rx_route_set_proxy_tls(rx_route *route, rx_tls *tls)
 int rx_route_apply(const rx_route *route, CURL *easy)
 {
     if (route->proxy_url != NULL) {
-        APPLY(CURLOPT_PROXY, route->proxy_url);
-        /* libcurl would read NO_PROXY from the environment even for a proxy set here: which
-         * URLs bypass a proxy is decided in Python, as httpx decides it (mounts). */
-        APPLY(CURLOPT_NOPROXY, "");
+        APPLY(CURLOPT_PROXY, route->proxy_url); /* for every URL: CURLOPT_NOPROXY is "" */
         /* The CONNECT answer ("200 Connection established") is not the response. */
         APPLY(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
         if (route->proxy_username != NULL) {

@@ -478,6 +478,10 @@ int rx_transfer_setup(rx_transfer *t, CURL *h, CURLSH *share)
     SET(CURLOPT_FOLLOWLOCATION, 0L); /* redirects are followed in Python, hop by hop */
     SET(CURLOPT_PATH_AS_IS, 1L);     /* the Python layer already normalised the URL */
     SET(CURLOPT_PROXY, "");          /* no proxy from the environment behind the caller's back */
+    /* Nor a no_proxy list: which URLs bypass a route's proxy (route.c) is decided in Python, as
+     * httpx decides it (mounts). Unset, libcurl would read no_proxy and NO_PROXY from the
+     * environment for every transfer, proxy or not: two scans of the whole environment. */
+    SET(CURLOPT_NOPROXY, "");
     SET(CURLOPT_HTTPHEADER, t->header_list);
     SET(CURLOPT_SHARE, share);
     SET(CURLOPT_ERRORBUFFER, t->error_text);

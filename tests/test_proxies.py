@@ -486,6 +486,20 @@ def test_libcurl_never_reads_proxy_variables_itself(
     assert proxy.connections == 0
 
 
+@pytest.mark.parametrize("name", ["NO_PROXY", "no_proxy"])
+def test_an_explicit_proxy_is_not_bypassed_by_no_proxy_variables(
+    monkeypatch: pytest.MonkeyPatch, name: str, proxy: ForwardProxy, server: HypercornServer
+) -> None:
+    """proxy= is for every URL, as in httpx: NO_PROXY shapes only the mounts a client makes
+    from the environment, and libcurl (which would read it on its own) is told no list."""
+    monkeypatch.setenv(name, "127.0.0.1,localhost,*")
+    with requestx.HTTPTransport(proxy=proxy.url) as transport:
+        response = transport.handle_request(requestx.Request("GET", server.url + "/json"))
+        assert response.read() == b'{"Hello": "world!"}'
+        response.close()
+    assert proxy.forwarded == [server.url + "/json"]
+
+
 # --- routing ----------------------------------------------------------------------------------
 
 
