@@ -19,7 +19,6 @@ once in `__init__`, so the per-request path only merges what the caller passed.
 
 from __future__ import annotations
 
-import contextlib
 import time
 import typing
 import warnings
@@ -631,7 +630,6 @@ class Client(_BaseClient):
                 response.read()  # a redirect hop's (small) body: keeps its connection usable
             request = following
 
-    @contextlib.contextmanager
     def stream(
         self,
         method: str,
@@ -640,7 +638,7 @@ class Client(_BaseClient):
         auth: typing.Any = USE_CLIENT_DEFAULT,
         follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT,
         **kwargs: typing.Any,
-    ) -> typing.Iterator[Response]:
+    ) -> _StreamContext:
         """Send a request and give the response before its body is read; the body is then
         read with `iter_bytes()` and friends, or `read()`. Closed when the block ends.
 
@@ -648,11 +646,7 @@ class Client(_BaseClient):
         ...     for chunk in response.iter_bytes():
         ...         sink.write(chunk)
         """
-        response = self._open_stream(method, url, auth, follow_redirects, kwargs)
-        try:
-            yield response
-        finally:
-            response.close()
+        return _StreamContext(self, (method, url, auth, follow_redirects, kwargs))
 
     def _open_stream(
         self,
@@ -879,8 +873,7 @@ class AsyncClient(_BaseClient):
                 await response.aread()  # a redirect hop's (small) body, as in the sync client
             request = following
 
-    @contextlib.asynccontextmanager
-    async def stream(
+    def stream(
         self,
         method: str,
         url: URL | str,
@@ -888,7 +881,7 @@ class AsyncClient(_BaseClient):
         auth: typing.Any = USE_CLIENT_DEFAULT,
         follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT,
         **kwargs: typing.Any,
-    ) -> typing.AsyncIterator[Response]:
+    ) -> _AsyncStreamContext:
         """Send a request and give the response before its body is read; the body is then
         read with `aiter_bytes()` and friends, or `aread()`. Closed when the block ends.
 
@@ -896,11 +889,7 @@ class AsyncClient(_BaseClient):
         ...     async for chunk in response.aiter_bytes():
         ...         sink.write(chunk)
         """
-        response = await self._open_stream(method, url, auth, follow_redirects, kwargs)
-        try:
-            yield response
-        finally:
-            await response.aclose()
+        return _AsyncStreamContext(self, (method, url, auth, follow_redirects, kwargs))
 
     async def _open_stream(
         self,
@@ -985,6 +974,56 @@ class AsyncClient(_BaseClient):
         self._closed = True
         for transport in self._transports():
             await transport.__aexit__(*exc_info)
+
+
+# stream()'s arguments as _open_stream takes them: method, url, auth, follow_redirects, kwargs.
+_StreamArguments = tuple[str, typing.Any, typing.Any, typing.Any, dict[str, typing.Any]]
+
+
+class _StreamContext:
+    """What `Client.stream()` returns: entering it sends the request and gives the response,
+    leaving it closes the response. A class rather than `@contextlib.contextmanager`, whose
+    generator and wrapper cost a streamed request about a microsecond for nothing."""
+
+    __slots__ = ("_client", "_arguments", "_response")
+
+    def __init__(self, client: Client, arguments: _StreamArguments) -> None:
+        self._client = client
+        self._arguments = arguments
+        self._response: Response | None = None
+
+    def __enter__(self) -> Response:
+        if self._response is not None:
+            raise RuntimeError("a stream() context is entered once; call stream() again")
+        self._response = self._client._open_stream(*self._arguments)
+        return self._response
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._response is not None:
+            self._response.close()
+
+
+class _AsyncStreamContext:
+    """What `AsyncClient.stream()` returns (see _StreamContext). Not
+    `@contextlib.asynccontextmanager`: asyncio books every async generator it starts (a hook, a
+    WeakSet entry added and removed)."""
+
+    __slots__ = ("_client", "_arguments", "_response")
+
+    def __init__(self, client: AsyncClient, arguments: _StreamArguments) -> None:
+        self._client = client
+        self._arguments = arguments
+        self._response: Response | None = None
+
+    async def __aenter__(self) -> Response:
+        if self._response is not None:
+            raise RuntimeError("a stream() context is entered once; call stream() again")
+        self._response = await self._client._open_stream(*self._arguments)
+        return self._response
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._response is not None:
+            await self._response.aclose()
 
 
 # The request arguments the plain path takes beside the URL (AsyncClient.request's **kwargs).

@@ -85,25 +85,43 @@ class AsyncEngineResponseStream(_EngineStreamBase):
         super().__init__(pending, request)
         self._bridge = bridge
 
-    async def __aiter__(self) -> typing.AsyncIterator[bytes]:
-        pending = self._pending
-        while True:
-            try:
-                chunk = pending.read_chunk(False)
-            except _core.EngineError as exc:
-                raise self._failed(exc) from exc
-            if chunk is None:
-                await self._bridge.wait_for_news(pending)
-                continue
-            if not chunk:
-                return
-            yield chunk
+    def __aiter__(self) -> _AsyncChunks:
+        return _AsyncChunks(self)
 
     async def aclose(self) -> None:
         self._pending.close_stream()
 
     def close(self) -> None:
         self._pending.close_stream()
+
+
+class _AsyncChunks:
+    """`async for` over an async engine stream's chunks. A plain async iterator rather than an
+    async generator: asyncio books every async generator it starts (a hook, a WeakSet entry
+    added and removed), a cost per streamed response for nothing to clean up."""
+
+    __slots__ = ("_stream",)
+
+    def __init__(self, stream: AsyncEngineResponseStream) -> None:
+        self._stream = stream
+
+    def __aiter__(self) -> _AsyncChunks:
+        return self
+
+    async def __anext__(self) -> bytes:
+        stream = self._stream
+        pending = stream._pending
+        while True:
+            try:
+                chunk = pending.read_chunk(False)
+            except _core.EngineError as exc:
+                raise stream._failed(exc) from exc
+            if chunk is None:
+                await stream._bridge.wait_for_news(pending)
+                continue
+            if not chunk:
+                raise StopAsyncIteration
+            return chunk
 
 
 # --- request bodies ----------------------------------------------------------------------------

@@ -576,3 +576,52 @@ def test_streams_that_the_general_path_shapes(recorder: RecordingServer) -> None
             is None
         )
         assert spy.calls == 4, "a plain client again: the plain path"
+
+
+# --- the stream context ------------------------------------------------------------------------
+
+
+def test_the_stream_context_closes_on_the_way_out(server: HypercornServer) -> None:
+    """Leaving the block closes the response, also when the block raises (the error goes on),
+    and the client's next request is answered."""
+    url = server.url + "/bytes/200000"
+    with requestx.Client() as client:
+        with client.stream("GET", url) as response:
+            assert response.status_code == 200 and not response.is_closed
+        assert response.is_closed
+        with pytest.raises(ValueError, match="in the block"), client.stream("GET", url) as failed:
+            raise ValueError("in the block")
+        assert failed.is_closed
+        context = client.stream("GET", url)
+        with context as response:
+            assert len(response.read()) == 200000
+        with pytest.raises(RuntimeError, match="entered once"), context:
+            pass
+        server.reset_stats()
+        assert client.get(server.url + "/echo").status_code == 200
+        assert server.request_count() == 1
+
+
+@pytest.mark.anyio
+async def test_the_async_stream_context_closes_on_the_way_out(server: HypercornServer) -> None:
+    url = server.url + "/bytes/200000"
+    async with requestx.AsyncClient() as client:
+        async with client.stream("GET", url) as response:
+            assert response.status_code == 200 and not response.is_closed
+        assert response.is_closed
+        with pytest.raises(ValueError, match="in the block"):
+            async with client.stream("GET", url) as failed:
+                raise ValueError("in the block")
+        assert failed.is_closed
+        context = client.stream("GET", url)
+        async with context as response:
+            assert len(await response.aread()) == 200000
+        with pytest.raises(RuntimeError, match="entered once"):
+            async with context:
+                pass
+        chunks = []
+        async with client.stream("GET", url) as response:
+            async for chunk in response.aiter_raw():
+                chunks.append(chunk)
+        assert len(b"".join(chunks)) == 200000
+        assert (await client.get(server.url + "/echo")).status_code == 200
