@@ -531,6 +531,16 @@ def test_plain_stream_redirects(server: HypercornServer) -> None:
             assert all(hop.is_closed for hop in response.history)
             assert response.read()
         assert server.request_count() == 4
+        # A 307 keeps method and body: each hop sends them once, and a 303 turns the POST
+        # into a bodiless GET.
+        for code, method, body in ((307, "POST", "body"), (303, "GET", "")):
+            server.reset_stats()
+            with client.stream("POST", server.url + f"/redirect/{code}", content=b"body") as r:
+                r.read()
+                echoed = r.json()
+            assert (echoed["method"], echoed["body"]) == (method, body)
+            assert [hop.status_code for hop in r.history] == [code]
+            assert server.request_count() == 2
     with requestx.Client() as client:
         with client.stream("GET", server.url + "/redirect/chain/0") as response:
             assert response.status_code == 302 and response.history == []
