@@ -127,8 +127,9 @@ def test_the_comparison_runs(tmp_path: Path) -> None:
         assert title in report
     assert "| requestx |" in report and "failed" not in report
     runs = json.loads((out / "results.json").read_text())["outcomes"]
-    # sync-get, async-get on two loops, post-sweep, mixed and async-json1m columns
-    assert len(runs) == 3 + 2 * 2 + 3 + 3 + 1
+    # sync-get, async-get (asyncio at 1 and 64 tasks, uvloop at 64), post-sweep, mixed and
+    # async-json1m columns
+    assert len(runs) == 3 + 2 + 1 + 3 + 2 + 1
     assert all(len(o["runs"]) == 2 and not o["runs"][0].get("error") for o in runs)
     # Connections are counted at nginx for every run: requestx keeps them alive, so a run at
     # concurrency N opens at most N (plus none for the later runs of a warm process: each run
