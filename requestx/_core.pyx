@@ -678,9 +678,14 @@ cdef class PendingTransfer:
     cdef void _give_back_lane(self):
         """A blocking stream's lane is free again once its transfer is over (done, or
         stopped and let go of by the loop thread)."""
-        if self.lane_owner is not None:
-            self.lane_owner.idle_lanes.append(self.engine)
-            self.lane_owner = None
+        cdef Engine owner = self.lane_owner
+        if owner is None:
+            return
+        self.lane_owner = None
+        # Its list is None when the garbage collector took the owning engine apart first (a
+        # stream's error kept in a reference cycle with the client): nothing to give back to.
+        if owner.idle_lanes is not None:
+            owner.idle_lanes.append(self.engine)
 
     cdef void _stop_blocking_stream(self):
         """A blocking stream let go of: cancel it and wait until the loop thread is done with

@@ -15,7 +15,9 @@ server that records how many connections are open at once):
 
 from __future__ import annotations
 
+import gc
 import socket
+import sys
 import threading
 import time
 import typing
@@ -269,3 +271,34 @@ def test_closing_the_client_stops_every_lane_under_load(peak_server: PeakServer)
     assert not any(worker.is_alive() for worker in workers)
     assert outcomes == ["closed"] * 6
     _wait_engine_threads(before)
+
+
+def test_a_failed_stream_collected_with_its_client_reports_nothing(
+    monkeypatch: pytest.MonkeyPatch, server: HypercornServer
+) -> None:
+    """A stream's error kept in a reference cycle with its client (the traceback's frames hold
+    the stream's transfer, which holds the client's engine): the garbage collector may take
+    the engine apart before the transfer, which then has no lane list to give its lane back
+    to. That must pass silently, not as "Exception ignored" on stderr."""
+    unraisable: list[typing.Any] = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+
+    def fail_and_keep_the_error() -> list[BaseException]:
+        client = requestx.Client(timeout=2)
+        kept: list[BaseException] = []
+        assert client.get(server.url + "/echo").status_code == 200  # a lane is made
+        try:
+            with client.stream("GET", "http://127.0.0.1:9/unreachable"):
+                pass
+        except requestx.ConnectError as exc:
+            kept.append(exc)
+        client.close()
+        return kept
+
+    for _ in range(3):
+        assert fail_and_keep_the_error()
+        gc.collect()
+    assert [repr(hook.exc_value) for hook in unraisable] == []
+    client = requestx.Client()
+    with client, client.stream("GET", server.url + "/echo") as response:  # lanes still work
+        assert response.read()

@@ -320,12 +320,22 @@ def test_closed_client_and_engine_errors(nginx: Nginx) -> None:
     client.close()
     with pytest.raises(RuntimeError, match="closed"):
         client.get(nginx.url + "/get")
+    with pytest.raises(RuntimeError, match="closed"), client.stream("GET", nginx.url + "/get"):
+        pass
     with requestx.Client(timeout=2) as client:
         with pytest.raises(requestx.ConnectError) as caught:
             client.get("http://127.0.0.1:9/unreachable")
         assert caught.value.request.url == "http://127.0.0.1:9/unreachable"
+        with (
+            pytest.raises(requestx.ConnectError) as caught,
+            client.stream("GET", "http://127.0.0.1:9/unreachable"),
+        ):
+            pass
+        assert caught.value.request.url == "http://127.0.0.1:9/unreachable"
         # the client goes on working after an error on the plain path
         assert client.get(nginx.url + "/get").status_code == 200
+        with client.stream("GET", nginx.url + "/get") as response:
+            assert response.read() == b"Hello, world!"
 
 
 def test_mounts_and_custom_transports_are_used(recorder: RecordingServer) -> None:
