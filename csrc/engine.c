@@ -76,6 +76,7 @@ struct rx_engine {
     rx_transfer *active;     /* started transfers, linked through their `engine` sub-struct */
     rx_deadlines deadlines;  /* transfers with a timeout armed, earliest first */
     CURL *easy_pool[EASY_POOL_MAX];
+    rx_easy_setup easy_setup[EASY_POOL_MAX]; /* what each pooled handle still has set */
     long easy_pooled;
     long keepalive_expiry_s; /* applied to each transfer as CURLOPT_MAXAGE_CONN; < 0 = default */
     int forbid_reuse;        /* max_keepalive == 0: close each connection after its transfer */
@@ -241,14 +242,22 @@ static void finish_transfer(rx_engine *e, rx_transfer *t)
     rx_h1_gate_leave(&e->h1_gate, t);
     unlist_started(e, t);
 
-    /* Recycle the easy handle at once: the next submit reuses it. Not after a failure: a
+    /* Recycle the easy handle at once: the next submit reuses it, reset unless a plain GET
+     * left options the next one may keep (rx_easy_setup, transfer.h). Not after a failure: a
      * failed transfer may leave state behind that curl_easy_reset() keeps (libcurl 7.88 kept
      * a pending body rewind, which failed the handle's next request), and failures are rare
      * enough that a fresh handle costs nothing that shows. */
     curl_multi_remove_handle(e->multi, rx_transfer_easy(t));
+    int reusable = rx_transfer_setup_reusable(t);
     CURL *h = rx_transfer_release_handle(t);
     if (e->easy_pooled < EASY_POOL_MAX && !rx_transfer_failed(t)) {
-        curl_easy_reset(h);
+        rx_easy_setup *kept = &e->easy_setup[e->easy_pooled];
+        if (reusable) {
+            rx_easy_setup_keep(kept, t);
+        } else {
+            curl_easy_reset(h);
+            kept->kept = 0;
+        }
         e->easy_pool[e->easy_pooled] = h;
         rx_stat_add(&e->easy_pooled, 1);
     } else {
@@ -339,9 +348,12 @@ static int on_close_socket(void *engine, curl_socket_t fd)
 static void start_transfer(rx_engine *e, rx_transfer *t)
 {
     CURL *h = NULL;
+    rx_easy_setup left = {0};
     if (e->easy_pooled > 0) {
         rx_stat_add(&e->easy_pooled, -1);
         h = e->easy_pool[e->easy_pooled];
+        left = e->easy_setup[e->easy_pooled];
+        e->easy_setup[e->easy_pooled].kept = 0; /* its references are `left`'s now */
     } else {
         h = new_easy();
     }
@@ -349,7 +361,9 @@ static void start_transfer(rx_engine *e, rx_transfer *t)
         deliver_unstarted(t, RX_E_NOMEM, "out of memory creating a transfer");
         return;
     }
-    if (rx_transfer_setup(t, h, e->share) != 0) {
+    int rc = rx_transfer_setup(t, h, e->share, &left);
+    rx_easy_setup_drop(&left); /* the handle is set up for `t` now (or freed below) */
+    if (rc != 0) {
         rx_transfer_release_handle(t);
         free_easy(h);
         deliver_unstarted(t, RX_E_NOMEM, "out of memory configuring a transfer");
@@ -883,8 +897,10 @@ static void free_curl(rx_engine *e)
 {
     if (e->multi)
         curl_multi_cleanup(e->multi);
-    for (int i = 0; i < e->easy_pooled; i++)
+    for (int i = 0; i < e->easy_pooled; i++) {
         free_easy(e->easy_pool[i]);
+        rx_easy_setup_drop(&e->easy_setup[i]);
+    }
     if (e->share)
         curl_share_cleanup(e->share);
     rx_origins_free(e->origins); /* after the multi: closing connections reports to it */

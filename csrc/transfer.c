@@ -457,7 +457,60 @@ static int build_header_list(rx_transfer *t)
     return 0;
 }
 
-int rx_transfer_setup(rx_transfer *t, CURL *h, CURLSH *share)
+/* A plain GET over HTTP/1.1: no method, body, upload, progress or debug options, nothing
+ * origin.c sets for HTTP/2, and no fresh connection forced (rx_transfer_reconnect). Not a
+ * stream (one may end paused) and not a failure (which may leave state behind). */
+int rx_transfer_setup_reusable(const rx_transfer *t)
+{
+    return t->http_version == RX_HTTP_1_1 && !t->has_body && !t->upload_stream && !t->stream &&
+           !t->reconnected && t->error == 0 && strcmp(t->method, "GET") == 0;
+}
+
+void rx_easy_setup_keep(rx_easy_setup *s, const rx_transfer *t)
+{
+    s->kept = 1;
+    s->tls = t->tls;
+    s->route = t->route;
+    if (s->tls != NULL)
+        rx_tls_ref(s->tls);
+    if (s->route != NULL)
+        rx_route_ref(s->route);
+}
+
+void rx_easy_setup_drop(rx_easy_setup *s)
+{
+    if (s->kept) {
+        rx_tls_unref(s->tls);
+        rx_route_unref(s->route);
+    }
+    s->kept = 0;
+    s->tls = NULL;
+    s->route = NULL;
+}
+
+/* The options that are the transfer's own: every transfer sets them, kept handle or not. */
+static int set_own_options(rx_transfer *t, CURL *h)
+{
+    SET(CURLOPT_PRIVATE, t);
+    SET(CURLOPT_URL, t->url);
+    SET(CURLOPT_HTTPHEADER, t->header_list);
+    SET(CURLOPT_ERRORBUFFER, t->error_text);
+    SET(CURLOPT_WRITEDATA, t);
+    SET(CURLOPT_HEADERDATA, t);
+    SET(CURLOPT_SOCKOPTDATA, t);
+    SET(CURLOPT_PREREQDATA, t);
+    if (t->connect_timeout_ms >= 0)
+        /* curl treats 0 as "default (300 s)"; 1 ms is the closest to "immediately". */
+        SET(CURLOPT_CONNECTTIMEOUT_MS, t->connect_timeout_ms ? t->connect_timeout_ms : 1L);
+    else
+        SET(CURLOPT_CONNECTTIMEOUT_MS, (long)INT32_MAX);
+    return 0;
+
+fail:
+    return RX_E_NOMEM;
+}
+
+int rx_transfer_setup(rx_transfer *t, CURL *h, CURLSH *share, const rx_easy_setup *left)
 {
     t->easy = h;
     __atomic_store_n(&t->state, RX_ACTIVE, __ATOMIC_RELAXED);
@@ -467,8 +520,15 @@ int rx_transfer_setup(rx_transfer *t, CURL *h, CURLSH *share)
     if (build_header_list(t) != 0)
         goto fail;
 
-    SET(CURLOPT_PRIVATE, t);
-    SET(CURLOPT_URL, t->url);
+    if (left != NULL && left->kept) {
+        /* What the handle's last transfer (a plain GET, see transfer.h) set is this one's too
+         * when it is a plain GET with the same TLS settings and route; else start afresh. */
+        if (left->tls == t->tls && left->route == t->route && rx_transfer_setup_reusable(t))
+            return set_own_options(t, h);
+        curl_easy_reset(h);
+    }
+    if (set_own_options(t, h) != 0)
+        goto fail;
     SET(CURLOPT_NOSIGNAL, 1L);
     /* A transfer cancelled while its name is being resolved: libcurl would join the resolver
      * thread, blocking the loop (and every other transfer) until getaddrinfo returns. */
@@ -482,9 +542,7 @@ int rx_transfer_setup(rx_transfer *t, CURL *h, CURLSH *share)
      * httpx decides it (mounts). Unset, libcurl would read no_proxy and NO_PROXY from the
      * environment for every transfer, proxy or not: two scans of the whole environment. */
     SET(CURLOPT_NOPROXY, "");
-    SET(CURLOPT_HTTPHEADER, t->header_list);
     SET(CURLOPT_SHARE, share);
-    SET(CURLOPT_ERRORBUFFER, t->error_text);
     /* Bodies are handed over as received: the Python layer undoes Content-Encoding, so that it
      * can check the compressed stream really ended (libcurl 7.88 accepts a truncated gzip body
      * as complete) and so that `iter_raw()` has the bytes as sent. The Accept-Encoding header
@@ -492,25 +550,15 @@ int rx_transfer_setup(rx_transfer *t, CURL *h, CURLSH *share)
     SET(CURLOPT_HTTP_CONTENT_DECODING, 0L);
 
     SET(CURLOPT_WRITEFUNCTION, on_body);
-    SET(CURLOPT_WRITEDATA, t);
     SET(CURLOPT_HEADERFUNCTION, on_header);
-    SET(CURLOPT_HEADERDATA, t);
     SET(CURLOPT_SOCKOPTFUNCTION, on_sockopt);
-    SET(CURLOPT_SOCKOPTDATA, t);
     SET(CURLOPT_PREREQFUNCTION, on_prereq);
-    SET(CURLOPT_PREREQDATA, t);
     if (t->has_body && t->write_timeout_ms >= 0 && t->body_len > 64 * 1024) {
         /* Only large uploads pay for progress callbacks. */
         SET(CURLOPT_XFERINFOFUNCTION, on_progress);
         SET(CURLOPT_XFERINFODATA, t);
         SET(CURLOPT_NOPROGRESS, 0L);
     }
-
-    if (t->connect_timeout_ms >= 0)
-        /* curl treats 0 as "default (300 s)"; 1 ms is the closest to "immediately". */
-        SET(CURLOPT_CONNECTTIMEOUT_MS, t->connect_timeout_ms ? t->connect_timeout_ms : 1L);
-    else
-        SET(CURLOPT_CONNECTTIMEOUT_MS, (long)INT32_MAX);
 
     switch (t->http_version) {
     case RX_HTTP_2_TLS: SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS); break;

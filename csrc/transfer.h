@@ -297,9 +297,30 @@ static inline int rx_transfer_http_mode(const rx_transfer *t) { return t->http_v
 /* Hand the body allocation to the caller (free() it). */
 char *rx_transfer_take_body(rx_transfer *t, size_t *len);
 
-/* Loop thread only, "started": configure a (reset) easy handle for this transfer and start
- * its clock (the pool timeout runs from here); 0 or RX_E_NOMEM. */
-int rx_transfer_setup(rx_transfer *t, CURL *easy, CURLSH *share);
+/* What a pooled easy handle still has set from its last transfer. After a plain GET over
+ * HTTP/1.1 (rx_transfer_setup_reusable) its options stay, and the next such GET with the same
+ * TLS settings and route sets only its own (URL, headers, callbacks' data, connect timeout);
+ * anything else resets the handle first. libcurl supports reusing a handle without a reset
+ * (its easy interface is one handle, transfer after transfer); the reset and the options it
+ * makes us set again cost a request about a microsecond. `tls` and `route` are references,
+ * held while the handle waits. */
+typedef struct {
+    int kept; /* 0: the handle was reset (or is new); the rest is unused */
+    rx_tls *tls;
+    rx_route *route;
+} rx_easy_setup;
+
+/* Loop thread only, "done": whether `t`'s options may stay on its handle (see above). */
+int rx_transfer_setup_reusable(const rx_transfer *t);
+/* Note that the handle `t` used keeps its options (`t` must be reusable), or drop such a note
+ * (its references; the handle must be reset or freed with it). */
+void rx_easy_setup_keep(rx_easy_setup *s, const rx_transfer *t);
+void rx_easy_setup_drop(rx_easy_setup *s);
+
+/* Loop thread only, "started": configure an easy handle for this transfer and start its clock
+ * (the pool timeout runs from here); `left` says what the handle has set from its last
+ * transfer (NULL or not kept: a new or reset handle). 0 or RX_E_NOMEM. */
+int rx_transfer_setup(rx_transfer *t, CURL *easy, CURLSH *share, const rx_easy_setup *left);
 /* Loop thread only, "done": copy libcurl's verdict and the response facts into the transfer. */
 void rx_transfer_record_result(rx_transfer *t, CURLcode result);
 /* Loop thread only, "done" without libcurl's verdict (cancel, our timeouts, shutdown). */
