@@ -411,6 +411,15 @@ class _BaseClient:
             extensions=extensions,
         )
 
+    def _plain_for_arguments(
+        self, method: str, url: typing.Any, auth: typing.Any, kwargs: dict[str, typing.Any]
+    ) -> Request | None:
+        """`_plain_for` for `request(method, url, auth=auth, **kwargs)` and `stream(...)`: None
+        unless nothing but a body is given beside the URL."""
+        if auth is USE_CLIENT_DEFAULT and kwargs.keys() <= _BODY_ARGUMENTS:
+            return self._plain_for(method, url, **kwargs)
+        return None
+
     # -- sending --
 
     def _timeouts_for(self, request: Request) -> tuple[int, ...]:
@@ -658,10 +667,9 @@ class Client(_BaseClient):
     ) -> Response:
         """`send(build_request(method, url, **kwargs), stream=True, ...)`: by the plain path
         when nothing but a body is given (as `request` does), else by the general one."""
-        if auth is USE_CLIENT_DEFAULT and kwargs.keys() <= _BODY_ARGUMENTS:
-            plain = self._plain_for(method, url, **kwargs)
-            if plain is not None:
-                return self._send_plain(plain, follow_redirects, stream=True)
+        plain = self._plain_for_arguments(method, url, auth, kwargs)
+        if plain is not None:
+            return self._send_plain(plain, follow_redirects, stream=True)
         request = self.build_request(method, url, **kwargs)
         return self.send(request, stream=True, auth=auth, follow_redirects=follow_redirects)
 
@@ -901,10 +909,9 @@ class AsyncClient(_BaseClient):
     ) -> Response:
         """`send(build_request(method, url, **kwargs), stream=True, ...)`: by the plain path
         when nothing but a body is given (as `request` does), else by the general one."""
-        if auth is USE_CLIENT_DEFAULT and kwargs.keys() <= _BODY_ARGUMENTS:
-            plain = self._plain_for(method, url, **kwargs)
-            if plain is not None:
-                return await self._send_plain(plain, follow_redirects, stream=True)
+        plain = self._plain_for_arguments(method, url, auth, kwargs)
+        if plain is not None:
+            return await self._send_plain(plain, follow_redirects, stream=True)
         request = self.build_request(method, url, **kwargs)
         return await self.send(request, stream=True, auth=auth, follow_redirects=follow_redirects)
 
@@ -922,6 +929,7 @@ class AsyncClient(_BaseClient):
         >>> (await client.request("PATCH", "/items/1", json={"name": "new"})).status_code
         200
         """
+        # The condition of _plain_for_arguments, inline: this is every async request's path.
         if auth is USE_CLIENT_DEFAULT and kwargs.keys() <= _BODY_ARGUMENTS:
             plain = self._plain_for(method, url, **kwargs)
             if plain is not None:
