@@ -15,7 +15,9 @@
 #
 # Idempotent: installs only the system packages that are missing (as root: `apt-get update`
 # once, then `apt-get install -y`; otherwise it prints the sudo command and exits 1), reuses a
-# working virtualenv made by the same Python, and reinstalls requestx in editable mode.
+# working virtualenv made by the same Python, and installs requestx in editable mode unless
+# that virtualenv already has it as pyproject.toml and setup.py ask (REQUESTX_REINSTALL=1:
+# always).
 # Build dependencies (setuptools, Cython) go into the virtualenv and pip runs with
 # --no-build-isolation, so rebuilding the extension does not download them again.
 set -euo pipefail
@@ -118,15 +120,39 @@ pip_install() {
         die "$what failed (pip output above)"
     fi
 }
-pip_install "upgrading pip" --upgrade pip
-pip_install "installing the build tools" "setuptools>=77" wheel "Cython>=3.0"
+extras="test"
+[ "$bench" = 1 ] && extras="test,bench"
+
+# The pip steps are skipped when this virtualenv already holds what they would install: a
+# stamp names the Python, the files that decide the dependencies (and this script) and the
+# extras installed. Anything else, or REQUESTX_REINSTALL=1, runs them (about 10 s).
+stamp="$venv/.requestx-bootstrap"
+inputs="$(cat "$repo/pyproject.toml" "$repo/setup.py" "${BASH_SOURCE[0]}" | sha256sum | cut -d' ' -f1)"
+installed_extras=""
+if [ -f "$stamp" ] && [ "$(sed -n 1p "$stamp")" = "$want $inputs" ]; then
+    installed_extras="$(sed -n 2p "$stamp")"
+fi
+up_to_date=1
+for extra in ${extras//,/ }; do
+    case ",$installed_extras," in *",$extra,"*) ;; *) up_to_date=0 ;; esac
+done
+[ "${REQUESTX_REINSTALL:-0}" = 1 ] && up_to_date=0
+
+if [ "$up_to_date" = 0 ]; then
+    rm -f "$stamp"
+    pip_install "upgrading pip" --upgrade pip
+    pip_install "installing the build tools" "setuptools>=77" wheel "Cython>=3.0"
+fi
 
 # The pinned libcurl, built once into its cache (seconds when cached); setup.py links it.
 "$repo/scripts/build_libcurl.sh" >/dev/null || die "building the bundled libcurl failed"
 
-extras="test"
-[ "$bench" = 1 ] && extras="test,bench"
-say "installing requestx (editable, .[$extras]) and building the extension"
 cd "$repo"
-pip_install "pip install -e '.[$extras]'" --no-build-isolation -e ".[$extras]"
+if [ "$up_to_date" = 0 ]; then
+    say "installing requestx (editable, .[$extras]) and building the extension"
+    pip_install "pip install -e '.[$extras]'" --no-build-isolation -e ".[$extras]"
+    printf '%s %s\n%s\n' "$want" "$inputs" "$extras" >"$stamp"
+else
+    say "requestx (.[$installed_extras]) is installed in ${venv#"$start_dir"/} as these files ask (REQUESTX_REINSTALL=1 installs again)"
+fi
 say "done: activate with  . ${venv#"$start_dir"/}/bin/activate"
