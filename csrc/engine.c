@@ -248,11 +248,10 @@ static void finish_transfer(rx_engine *e, rx_transfer *t)
      * a pending body rewind, which failed the handle's next request), and failures are rare
      * enough that a fresh handle costs nothing that shows. */
     curl_multi_remove_handle(e->multi, rx_transfer_easy(t));
-    int reusable = rx_transfer_setup_reusable(t);
     CURL *h = rx_transfer_release_handle(t);
     if (e->easy_pooled < EASY_POOL_MAX && !rx_transfer_failed(t)) {
         rx_easy_setup *kept = &e->easy_setup[e->easy_pooled];
-        if (reusable) {
+        if (rx_transfer_setup_reusable(t)) {
             rx_easy_setup_keep(kept, t);
         } else {
             curl_easy_reset(h);

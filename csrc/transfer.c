@@ -459,11 +459,11 @@ static int build_header_list(rx_transfer *t)
 
 /* A plain GET over HTTP/1.1: no method, body, upload, progress or debug options, nothing
  * origin.c sets for HTTP/2, and no fresh connection forced (rx_transfer_reconnect). Not a
- * stream (one may end paused) and not a failure (which may leave state behind). */
+ * stream (one may end paused). (A failed transfer's handle is not pooled at all.) */
 int rx_transfer_setup_reusable(const rx_transfer *t)
 {
     return t->http_version == RX_HTTP_1_1 && !t->has_body && !t->upload_stream && !t->stream &&
-           !t->reconnected && t->error == 0 && strcmp(t->method, "GET") == 0;
+           !t->reconnected && strcmp(t->method, "GET") == 0;
 }
 
 void rx_easy_setup_keep(rx_easy_setup *s, const rx_transfer *t)
@@ -482,10 +482,8 @@ void rx_easy_setup_drop(rx_easy_setup *s)
     if (s->kept) {
         rx_tls_unref(s->tls);
         rx_route_unref(s->route);
+        s->kept = 0;
     }
-    s->kept = 0;
-    s->tls = NULL;
-    s->route = NULL;
 }
 
 /* The options that are the transfer's own: every transfer sets them, kept handle or not. */

@@ -310,7 +310,8 @@ typedef struct {
     rx_route *route;
 } rx_easy_setup;
 
-/* Loop thread only, "done": whether `t`'s options may stay on its handle (see above). */
+/* Loop thread only: whether `t` is a plain GET whose options may stay on its handle when it is
+ * done, and that may take such a handle as it is when it starts (see above). */
 int rx_transfer_setup_reusable(const rx_transfer *t);
 /* Note that the handle `t` used keeps its options (`t` must be reusable), or drop such a note
  * (its references; the handle must be reset or freed with it). */

@@ -907,8 +907,7 @@ class AsyncClient(_BaseClient):
         follow_redirects: bool | UseClientDefault,
         kwargs: dict[str, typing.Any],
     ) -> Response:
-        """`send(build_request(method, url, **kwargs), stream=True, ...)`: by the plain path
-        when nothing but a body is given (as `request` does), else by the general one."""
+        """Client._open_stream, awaited."""
         plain = self._plain_for_arguments(method, url, auth, kwargs)
         if plain is not None:
             return await self._send_plain(plain, follow_redirects, stream=True)
@@ -929,11 +928,9 @@ class AsyncClient(_BaseClient):
         >>> (await client.request("PATCH", "/items/1", json={"name": "new"})).status_code
         200
         """
-        # The condition of _plain_for_arguments, inline: this is every async request's path.
-        if auth is USE_CLIENT_DEFAULT and kwargs.keys() <= _BODY_ARGUMENTS:
-            plain = self._plain_for(method, url, **kwargs)
-            if plain is not None:
-                return await self._send_plain(plain, follow_redirects)
+        plain = self._plain_for_arguments(method, url, auth, kwargs)
+        if plain is not None:
+            return await self._send_plain(plain, follow_redirects)
         if kwargs.get("cookies") is not None:
             _warn_per_request_cookies()
         request = self.build_request(method, url, **kwargs)
@@ -988,21 +985,32 @@ class AsyncClient(_BaseClient):
 _StreamArguments = tuple[str, typing.Any, typing.Any, typing.Any, dict[str, typing.Any]]
 
 
-class _StreamContext:
-    """What `Client.stream()` returns: entering it sends the request and gives the response,
-    leaving it closes the response. A class rather than `@contextlib.contextmanager`, whose
-    generator and wrapper cost a streamed request about a microsecond for nothing."""
+class _StreamContextBase:
+    """What `stream()` returns: entering it sends the request and gives the response, leaving
+    it closes the response. A class rather than contextlib's managers: their generator and
+    wrapper cost a streamed request about a microsecond for nothing, and on asyncio each async
+    generator is booked too (a hook, a WeakSet entry added and removed)."""
 
     __slots__ = ("_client", "_arguments", "_response")
 
-    def __init__(self, client: Client, arguments: _StreamArguments) -> None:
+    def __init__(self, client: typing.Any, arguments: _StreamArguments) -> None:
         self._client = client
         self._arguments = arguments
         self._response: Response | None = None
 
-    def __enter__(self) -> Response:
+    def _check_not_entered(self) -> None:
         if self._response is not None:
             raise RuntimeError("a stream() context is entered once; call stream() again")
+
+
+class _StreamContext(_StreamContextBase):
+    """What `Client.stream()` returns."""
+
+    __slots__ = ()
+    _client: Client
+
+    def __enter__(self) -> Response:
+        self._check_not_entered()
         self._response = self._client._open_stream(*self._arguments)
         return self._response
 
@@ -1011,21 +1019,14 @@ class _StreamContext:
             self._response.close()
 
 
-class _AsyncStreamContext:
-    """What `AsyncClient.stream()` returns (see _StreamContext). Not
-    `@contextlib.asynccontextmanager`: asyncio books every async generator it starts (a hook, a
-    WeakSet entry added and removed)."""
+class _AsyncStreamContext(_StreamContextBase):
+    """What `AsyncClient.stream()` returns."""
 
-    __slots__ = ("_client", "_arguments", "_response")
-
-    def __init__(self, client: AsyncClient, arguments: _StreamArguments) -> None:
-        self._client = client
-        self._arguments = arguments
-        self._response: Response | None = None
+    __slots__ = ()
+    _client: AsyncClient
 
     async def __aenter__(self) -> Response:
-        if self._response is not None:
-            raise RuntimeError("a stream() context is entered once; call stream() again")
+        self._check_not_entered()
         self._response = await self._client._open_stream(*self._arguments)
         return self._response
 

@@ -199,6 +199,13 @@ def _enforce_http_url(request: Request) -> None:
     raise UnsupportedProtocol(message, request=request)
 
 
+def _check_sendable(request: Request) -> None:
+    """What every request is checked for before the engine gets it, unless the client's plain
+    path built it (then both hold by construction): its URL, and its framing headers."""
+    _enforce_http_url(request)
+    check_request_framing(request)
+
+
 def _retry_delay(attempt: int) -> float:
     """0 s before the first retry, then 0.5, 1, 2, ... (httpx's backoff)."""
     return 0.0 if attempt == 0 else 0.5 * 2 ** (attempt - 1)
@@ -267,8 +274,7 @@ class _EngineTransport:
         """What the engine needs for `request`, in Engine.perform/submit's argument order,
         once its URL and framing headers are checked. A streamed body (`request._content`
         None) is not part of it: it is fed separately."""
-        _enforce_http_url(request)
-        check_request_framing(request)
+        _check_sendable(request)
         return self._arguments(request, timeouts)
 
     def _arguments(self, request: Request, timeouts: tuple[int, ...]) -> EngineArguments:
@@ -340,15 +346,14 @@ class HTTPTransport(_EngineTransport, BaseTransport):
 
     def _send(self, request: Request, timeouts: tuple[int, ...], stream: bool) -> Response:
         """One request, one response: the hot path into the engine."""
-        arguments = self._engine_arguments(request, timeouts)
-        if stream or request._content is None:
-            return self._send_through_stream(request, arguments, stream)
-        return self._perform(request, arguments)
+        _check_sendable(request)
+        return self._send_plain(request, timeouts, stream)
 
     def _send_plain(
         self, request: Request, timeouts: tuple[int, ...], stream: bool = False
     ) -> Response:
-        """`_send` for a request the client's plain path built (its hot path): no checks."""
+        """`_send` without the checks: for a request they passed, or one the client's plain
+        path built (its hot path), whose URL and framing are right by construction."""
         arguments = self._arguments(request, timeouts)
         if stream or request._content is None:
             return self._send_through_stream(request, arguments, stream)
@@ -414,15 +419,13 @@ class AsyncHTTPTransport(_EngineTransport, AsyncBaseTransport):
 
     async def _send(self, request: Request, timeouts: tuple[int, ...], stream: bool) -> Response:
         """One request, one response: submit to the engine, await the event loop's queue."""
-        arguments = self._engine_arguments(request, timeouts)
-        if stream or request._content is None:
-            return await self._send_through_stream(request, arguments, stream)
-        return await self._perform(request, arguments)
+        _check_sendable(request)
+        return await self._send_plain(request, timeouts, stream)
 
     def _send_plain(
         self, request: Request, timeouts: tuple[int, ...], stream: bool = False
     ) -> typing.Coroutine[typing.Any, typing.Any, Response]:
-        """`_send` for a request the client's plain path built (its hot path): no checks."""
+        """`_send` without the checks (see HTTPTransport._send_plain)."""
         arguments = self._arguments(request, timeouts)
         if stream or request._content is None:
             return self._send_through_stream(request, arguments, stream)
