@@ -189,3 +189,26 @@ def test_timed_runs_count_failed_requests_and_go_on() -> None:
     assert measured.errors > 0 and measured.requests > measured.errors
     assert measured.requests + measured.errors == calls[0] - 20
     assert measured.error == "ConnectionError: refused"
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="needs valgrind")
+@pytest.mark.timeout(240)
+def test_instructions_per_request_runs() -> None:
+    """benchmarks/instructions.py: two callgrind runs of a workload, the difference per
+    request, and the costliest functions. Small runs (about 20 s, start-up under callgrind):
+    only the form and a plausible range are checked."""
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "instructions.py"), "sync", "--requests", "10", "30",
+         "--top", "2"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    assert len(lines) == 3, done.stdout
+    name, count, *rest = lines[0].split()
+    assert name == "sync" and rest == ["instructions", "per", "request"], lines[0]
+    # a GET through the whole client: tens of thousands of instructions, not a few, not millions
+    assert 10_000 < int(count.replace(",", "")) < 1_000_000, lines[0]
+    for row in lines[1:]:
+        cost, function = row.split(maxsplit=1)
+        assert int(cost.replace(",", "")) > 0 and function, row

@@ -1,0 +1,153 @@
+"""A handle keeps the last URL it parsed, and requests still go where their URLs say.
+
+requestx's bundled libcurl keeps, on each easy handle, the last URL it was given; given twice
+in a row, the parsed form and its normalized string are kept too, and a later transfer to the
+same URL copies them instead of parsing again
+(scripts/libcurl-patches/curl-0003-parsed-url-kept.patch). Another patch builds the
+connection's "host:port" and the request's own `Host:` line without printf
+(curl-0004-host-strings-without-printf.patch).
+
+What a kept URL could get wrong is where a request goes and what its head says. So one
+client, whose pool hands the same handle back request after request, sends sequences where a
+URL repeats, then changes by its query, its path, its port or its server, then comes back;
+each head is compared byte for byte with the head a fresh client (a fresh handle, nothing
+kept) sends for the same request, and the requests are counted at each server: a raw-socket
+recorder, hypercorn and nginx.
+"""
+
+from __future__ import annotations
+
+import typing
+
+import pytest
+
+import requestx
+from tests.servers import HypercornServer
+from tests.servers.nginx import Nginx, nginx_or_skip
+from tests.servers.recorder import RecordedHead, RecordingServer
+
+
+@pytest.fixture(scope="module")
+def recorders() -> typing.Iterator[tuple[RecordingServer, RecordingServer]]:
+    with RecordingServer() as first, RecordingServer() as second:
+        yield first, second
+
+
+@pytest.fixture(scope="module")
+def nginx() -> typing.Iterator[Nginx]:
+    with nginx_or_skip(log=True) as server:
+        yield server
+
+
+# (which recorder, path and query, extra headers). A URL is kept once given twice in a row,
+# so the runs of one URL come in twos and threes, and what follows each run differs from it
+# in one part only.
+SEQUENCE: list[tuple[int, str, dict[str, str]]] = [
+    (0, "/a", {}),
+    (0, "/a", {}),
+    (0, "/a", {}),  # the kept form from here
+    (0, "/a?x=1", {}),  # the query differs
+    (0, "/a?x=1", {}),
+    (0, "/a?x=2", {}),
+    (0, "/b", {}),  # the path differs
+    (0, "/a", {}),
+    (1, "/a", {}),  # the port differs
+    (1, "/a", {}),
+    (1, "/a", {}),
+    (0, "/a", {}),
+    (0, "/caf%C3%A9/%7Euser?q=a%20b", {}),  # percent-encoded
+    (0, "/caf%C3%A9/%7Euser?q=a%20b", {}),
+    (0, "/caf%C3%A9/%7Euser?q=a%20b", {}),
+    (0, "/a", {"Host": "name.test:8080"}),  # the request's own Host line
+    (0, "/a", {"Host": "other.test"}),
+    (0, "/a", {}),
+]
+
+
+def _send(client: requestx.Client, url: str, headers: dict[str, str]) -> None:
+    assert client.get(url, headers=headers).text == "ok"
+
+
+def _expected(recorder: RecordingServer, url: str, headers: dict[str, str]) -> RecordedHead:
+    recorder.reset()
+    with requestx.Client() as fresh:
+        _send(fresh, url, headers)
+    assert len(recorder.heads) == 1
+    return recorder.heads[0]
+
+
+def test_a_kept_url_sends_what_a_fresh_handle_sends(
+    recorders: tuple[RecordingServer, RecordingServer],
+) -> None:
+    with requestx.Client() as client:
+        for which, target, headers in SEQUENCE:
+            recorder = recorders[which]
+            url = recorder.url + target
+            for each in recorders:
+                each.reset()
+            _send(client, url, headers)
+            # Exactly one request, at the server the URL names.
+            reached = [len(each.heads) for each in recorders]
+            assert reached == [int(n == which) for n in range(2)], (which, target)
+            sent = recorder.heads[0]
+            assert sent.raw == _expected(recorder, url, headers).raw, (which, target, headers)
+            # and what both say is right: the target as given, the Host line as asked or the
+            # URL's (a fresh handle runs the same patched libcurl, so compare with the source)
+            assert sent.target == target
+            host = headers.get("Host", recorder.url.removeprefix("http://"))
+            assert sent.raw.split(b"\r\n")[1] == b"Host: " + host.encode()
+
+
+@pytest.mark.anyio
+async def test_an_async_client_keeps_urls_as_well(
+    recorders: tuple[RecordingServer, RecordingServer],
+) -> None:
+    async with requestx.AsyncClient() as client:
+        for which, target, headers in SEQUENCE:
+            recorder = recorders[which]
+            url = recorder.url + target
+            for each in recorders:
+                each.reset()
+            assert (await client.get(url, headers=headers)).text == "ok"
+            reached = [len(each.heads) for each in recorders]
+            assert reached == [int(n == which) for n in range(2)], (which, target)
+            sent = recorder.heads[0]
+            assert sent.raw == _expected(recorder, url, headers).raw, (which, target, headers)
+
+
+def test_urls_alternating_between_hypercorn_and_nginx(
+    server: HypercornServer, nginx: Nginx
+) -> None:
+    """Runs of one URL, then the other server, then back: each request is answered by the
+    server its URL names, with the path and query it gave, and each server saw each request
+    once."""
+    plan = [
+        ("hypercorn", "/echo?n=1"),
+        ("hypercorn", "/echo?n=1"),
+        ("hypercorn", "/echo?n=1"),
+        ("nginx", "/get"),
+        ("nginx", "/get"),
+        ("nginx", "/get"),
+        ("nginx", "/missing"),
+        ("hypercorn", "/echo?n=1"),
+        ("hypercorn", "/echo/other?n=2"),
+        ("nginx", "/get"),
+        ("hypercorn", "/echo?n=1"),
+    ]
+    server.reset_stats()
+    nginx_before = len(nginx.requested_uris())
+    with requestx.Client() as client:
+        for where, target in plan:
+            if where == "hypercorn":
+                answer = client.get(server.url + target)
+                assert answer.status_code == 200
+                path, _, query = target.partition("?")
+                assert answer.json()["path"] == path
+                assert answer.json()["query"] == query
+            else:
+                answer = client.get(nginx.url + target)
+                assert answer.status_code == (200 if target == "/get" else 404), target
+    assert server.request_count() == sum(where == "hypercorn" for where, _ in plan)
+    assert nginx.requested_uris()[nginx_before:] == [
+        target for where, target in plan if where == "nginx"
+    ]
