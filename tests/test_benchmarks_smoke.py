@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.sanitized import skip_under_asan
 from tests.servers.nginx import nginx_or_skip
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -192,6 +193,7 @@ def test_timed_runs_count_failed_requests_and_go_on() -> None:
 
 
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="needs valgrind")
+@skip_under_asan  # valgrind cannot run an AddressSanitizer build
 @pytest.mark.timeout(240)
 def test_instructions_per_request_runs() -> None:
     """benchmarks/instructions.py: two callgrind runs of a workload, the difference per

@@ -8,8 +8,9 @@ several transfers alive: one read system call per answer instead of two.
 
 Counted, not timed: a child process runs sequential requests (blocking, and async on asyncio,
 where the engine's own thread does the work) with an LD_PRELOAD shim (tests/c/
-count_reads_shim.c) that counts libc recv() calls and the ones that returned EAGAIN, against
-nginx and hypercorn; every answer must also be right.
+count_reads_shim.c) that counts libc recv() calls, the ones that returned EAGAIN, and those of
+them that came straight after a send() on the same socket, against nginx and hypercorn; every
+answer must also be right.
 """
 
 from __future__ import annotations
@@ -99,16 +100,18 @@ def test_one_read_per_answer(
         (nginx.url + "/get", "Hello") if server_name == "nginx" else (server.url + "/echo", "GET")
     )
     # The difference between two runs leaves out what start-up and the first connection cost.
-    few_reads, few_empty = _reads(shim, tmp_path, url, mode, 1, expect)
-    reads, empty = _reads(shim, tmp_path, url, mode, 1 + REQUESTS, expect)
-    more_reads, more_empty = reads - few_reads, empty - few_empty
+    few = _reads(shim, tmp_path, url, mode, 1, expect)
+    many = _reads(shim, tmp_path, url, mode, 1 + REQUESTS, expect)
+    reads, empty, empty_after_send = (b - a for a, b in zip(few, many))
+    # Unpatched, every request's first read comes straight after its send, and finds nothing:
+    # 40 of 40 here, at both servers. A stray one (a socket event that raced) is allowed.
+    assert empty_after_send <= 2, (reads, empty, empty_after_send)
     if server_name == "nginx":
         # nginx writes each answer in one send: one read each. Unpatched: 80 reads, 40 empty.
-        assert more_empty <= REQUESTS // 10, (more_reads, more_empty)
-        assert REQUESTS <= more_reads <= REQUESTS + REQUESTS // 4, (more_reads, more_empty)
+        assert empty <= 2, (reads, empty, empty_after_send)
+        assert REQUESTS <= reads <= REQUESTS + 2, (reads, empty, empty_after_send)
     else:
         # hypercorn writes the head and the body in two sends, and a read after the head may
-        # come before the body: measured 77 reads, 1 empty (blocking) and 48, 4-11 (async);
-        # unpatched 116, 42 and 71, 27.
-        assert more_empty <= REQUESTS // 2, (more_reads, more_empty)
-        assert REQUESTS <= more_reads <= 2 * REQUESTS + REQUESTS // 4, (more_reads, more_empty)
+        # come before the body (EAGAIN, but not straight after a send): up to two reads a
+        # request and one of them empty.
+        assert REQUESTS <= reads <= 3 * REQUESTS, (reads, empty, empty_after_send)
