@@ -3,10 +3,11 @@
 On a shared 2-CPU machine, requests/s and CPU µs per request move by ±20 % between runs, so a
 change worth 5 % needs many interleaved rounds to show, if it shows at all. valgrind's
 callgrind counts the instructions a process executes: runs of one build agree within about 1 %
-(sync within 3 %: how often a blocking caller's wait loop turns depends on timing). This runs a workload twice under callgrind, with N1 and N2 requests, and divides the
-difference by N2 - N1: start-up, imports and warm-up cancel out, and what is left is what one
-more request costs in user space (Python, the extension, libcurl, libc; the kernel's share is
-not counted, and neither is the server's).
+(sync within 3 %: how often a blocking caller's wait loop turns depends on timing). This runs
+a workload twice under callgrind, with N1 and N2 requests, and divides the difference by
+N2 - N1: start-up, imports and warm-up cancel out, and what is left is what one more request
+costs in user space (Python, the extension, libcurl, libc; the kernel's share is not counted,
+and neither is the server's).
 
     .venv/bin/python benchmarks/instructions.py                  # every workload
     .venv/bin/python benchmarks/instructions.py sync uvloop --top 25
