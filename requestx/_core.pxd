@@ -132,6 +132,7 @@ cdef extern from "engine.h" nogil:
         long sleeps
         long easy_pooled
         long driven
+        long taken_spinning
         long epoll_changes
 
     rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len)

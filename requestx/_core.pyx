@@ -448,12 +448,13 @@ cdef class Engine:
         cdef rx_engine_stats s
         if self.engine == NULL:
             totals = {"running": 0, "completed": 0, "wakeups": 0, "sleeps": 0,
-                      "easy_pooled": 0, "driven": 0, "epoll_changes": 0, "engines": 0}
+                      "easy_pooled": 0, "driven": 0, "taken_spinning": 0, "epoll_changes": 0,
+                      "engines": 0}
         else:
             rx_engine_get_stats(self.engine, &s)
             totals = {"running": s.running, "completed": s.completed, "wakeups": s.wakeups,
                       "sleeps": s.sleeps, "easy_pooled": s.easy_pooled, "driven": s.driven,
-                      "epoll_changes": s.epoll_changes,
+                      "taken_spinning": s.taken_spinning, "epoll_changes": s.epoll_changes,
                       "engines": 1}  # engines started: loop threads
         totals["lanes"] = len(self.lanes)
         for lane in self.lanes:  # the client's figures include its blocking lanes
