@@ -96,7 +96,7 @@ typedef struct rx_engine_stats {
     long sleeps;      /* waits that could block (the loop thread slept or parked) */
     long easy_pooled; /* idle easy handles kept for reuse */
     long driven;      /* transfers a blocking caller started and drove itself */
-    long taken_spinning; /* times the spinning loop thread took commands owed no wake-up */
+    long taken_spinning; /* times the spinning loop thread took queued commands unwoken */
     long epoll_changes; /* epoll_ctl calls for the sockets libcurl watches (sockets.h) */
 } rx_engine_stats;
 void rx_engine_get_stats(rx_engine *e, rx_engine_stats *out);

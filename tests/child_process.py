@@ -14,13 +14,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def run_child(
-    code: str, *args: str, timeout: float, options: tuple[str, ...] = ()
+    code: str,
+    *args: str,
+    timeout: float,
+    options: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """`python [options] -c code args...` from the checkout's root, output captured as text."""
+    """`python [options] -c code args...` from the checkout's root, output captured as text;
+    `env`: variables to set in the child beside this process's."""
     return subprocess.run(
         [sys.executable, *options, "-c", code, *args],
         cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": ROOT},
+        env={**os.environ, **(env or {}), "PYTHONPATH": ROOT},
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,

@@ -15,7 +15,6 @@ answer must also be right.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import typing
@@ -76,16 +75,7 @@ def nginx() -> typing.Iterator[Nginx]:
 def _reads(shim: Path, tmp_path: Path, url: str, mode: str, count: int, expect: str) -> list[int]:
     report = tmp_path / f"reads-{mode}-{count}.txt"
     env = {"LD_PRELOAD": str(shim), "RX_COUNT_READS_FILE": str(report)}
-    saved = {name: os.environ.get(name) for name in env}
-    os.environ.update(env)
-    try:
-        done = run_child(CHILD, url, mode, str(count), expect, timeout=60)
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+    done = run_child(CHILD, url, mode, str(count), expect, timeout=60, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     return [int(n) for n in report.read_text().split()]
 
