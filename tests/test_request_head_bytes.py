@@ -1,11 +1,14 @@
 """Request heads reach the server byte for byte, however long their lines.
 
-libcurl writes every HTTP/1.1 request line and header through its own printf, and requestx's
-bundled libcurl carries a patch there (scripts/libcurl-patches/curl-0001-mprintf-runs.patch:
-literal runs and %s arguments appended in one call, not one character at a time). These tests
-send heads whose lines run from empty to tens of kilobytes, with printf conversions in the
-path, the query and the values, and compare what the servers received: a raw-socket recorder
-(the exact bytes) and hypercorn (h11's parse of them). Sync and async, plain path and general.
+libcurl builds every HTTP/1.1 request head line by line, and requestx's bundled libcurl carries
+two patches there: its printf appends literal runs and %s arguments in one call, not one
+character at a time (scripts/libcurl-patches/curl-0001-mprintf-runs.patch), and the request
+line, the custom header lines and the Connection line no longer go through printf at all
+(curl-0006-request-lines-without-printf.patch). These tests send heads whose lines run from
+empty to tens of kilobytes, with printf conversions in the path, the query and the values,
+with every method and a Connection header of the caller's, and compare what the servers
+received: a raw-socket recorder (the exact bytes) and hypercorn (h11's parse of them). Sync
+and async, plain path and general.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ def _expected_head(request: requestx.Request) -> bytes:
     """What the wire must carry: the request line, then the request's headers in order, except
     that libcurl writes Connection last (it builds that header itself from the one given)."""
     target = request.url.raw_path
-    lines = [b"GET " + target + b" HTTP/1.1"]
+    lines = [request.method.encode() + b" " + target + b" HTTP/1.1"]
     fields = list(request.headers.raw)
     fields.sort(key=lambda field: field[0].lower() == b"connection")  # stable: only moves it
     lines += [name + b": " + value if value else name + b":" for name, value in fields]
@@ -66,6 +69,34 @@ def test_long_heads_arrive_byte_for_byte(recorder: RecordingServer, path: str) -
         assert response.status_code == 200
     assert len(recorder.heads) == 1
     assert recorder.heads[0].raw == _expected_head(response.request)
+
+
+@pytest.mark.parametrize(
+    ("method", "body"),
+    [
+        ("GET", None),
+        ("HEAD", None),
+        ("DELETE", None),
+        ("PURGE", None),
+        ("POST", b"x=1"),
+        ("PUT", b"%s" * 50),
+        ("PATCH", b""),
+        ("POST", None),
+    ],
+)
+def test_every_method_arrives_byte_for_byte(
+    recorder: RecordingServer, method: str, body: bytes | None
+) -> None:
+    """The request line names each method (custom ones too), and the framing headers the
+    request carries are the ones sent; a Connection value of the caller's comes last."""
+    recorder.reset()
+    headers = {"X-Semi": "a;b", "Connection": "keep-alive, x-custom", "X-After": "%s%d"}
+    with requestx.Client(timeout=10) as client:
+        for _ in range(2):  # the second on a handle kept from the first
+            response = client.request(method, recorder.url + PATH, content=body, headers=headers)
+            assert response.status_code == 200
+    assert len(recorder.heads) == 2
+    assert recorder.heads[0].raw == recorder.heads[1].raw == _expected_head(response.request)
 
 
 @pytest.mark.anyio
