@@ -34,7 +34,7 @@ from ._config import (
     Timeout,
 )
 from ._decoders import accept_encoding_header
-from ._models import _PLAIN_METHODS, Cookies, Headers, Request, Response
+from ._models import _PLAIN_METHODS, _REDIRECT_CODES, Cookies, Headers, Request, Response
 from ._redirects import check_followable, check_redirect_count, next_request
 from ._routing import URLPattern, environment_proxies, normalize_proxy
 from ._transports import (
@@ -565,11 +565,15 @@ class Client(_BaseClient):
     ) -> Response:
         """`send(request, stream=stream)` for a request `_plain_for` built: straight to the
         client's own engine transport; a redirect answer goes on in the redirect loop."""
-        follow = self._check_send_options(follow_redirects)
+        if self._closed:
+            self._check_send_options(follow_redirects)  # raises: the client is closed
         response: Response = self._direct._send_plain(request, self._timeout_ms, stream)
-        self._apply_client_defaults(response, response._sets_cookies)
-        if not response.has_redirect_location:
+        if response._sets_cookies or self._default_encoding != "utf-8":
+            self._apply_client_defaults(response, response._sets_cookies)
+        # The status first: most answers are no redirect, and the test costs no call.
+        if response.status_code not in _REDIRECT_CODES or not response.has_redirect_location:
             return response
+        follow = self._check_send_options(follow_redirects)
         return self._send_handling_redirects(request, follow, [], stream, answer=response)
 
     def send(
@@ -726,6 +730,10 @@ class Client(_BaseClient):
 
     def get(self, url: URL | str, **kwargs: typing.Any) -> Response:
         """`GET` a URL: `client.get("/items", params={"page": 2})`."""
+        if not kwargs:  # the commonest call: the plain path without request()'s layer
+            plain = self._plain_for("GET", url)
+            if plain is not None:
+                return self._send_plain(plain, USE_CLIENT_DEFAULT)
         return self.request("GET", url, **kwargs)
 
     def options(self, url: URL | str, **kwargs: typing.Any) -> Response:
@@ -807,11 +815,14 @@ class AsyncClient(_BaseClient):
     ) -> Response:
         """`send(request, stream=stream)` for a request `_plain_for` built: straight to the
         client's own engine transport; a redirect answer goes on in the redirect loop."""
-        follow = self._check_send_options(follow_redirects)
+        if self._closed:
+            self._check_send_options(follow_redirects)  # raises: the client is closed
         response: Response = await self._direct._send_plain(request, self._timeout_ms, stream)
-        self._apply_client_defaults(response, response._sets_cookies)
-        if not response.has_redirect_location:
+        if response._sets_cookies or self._default_encoding != "utf-8":
+            self._apply_client_defaults(response, response._sets_cookies)
+        if response.status_code not in _REDIRECT_CODES or not response.has_redirect_location:
             return response
+        follow = self._check_send_options(follow_redirects)
         return await self._send_handling_redirects(request, follow, [], stream, answer=response)
 
     async def send(
@@ -938,6 +949,10 @@ class AsyncClient(_BaseClient):
 
     async def get(self, url: URL | str, **kwargs: typing.Any) -> Response:
         """`GET` a URL: `await client.get("/items", params={"page": 2})`."""
+        if not kwargs:  # the commonest call: the plain path without request()'s coroutine
+            plain = self._plain_for("GET", url)
+            if plain is not None:
+                return await self._send_plain(plain, USE_CLIENT_DEFAULT)
         return await self.request("GET", url, **kwargs)
 
     async def options(self, url: URL | str, **kwargs: typing.Any) -> Response:
@@ -1039,8 +1054,9 @@ class _AsyncStreamContext(_StreamContextBase):
 _BODY_ARGUMENTS = frozenset({"content", "data", "json"})
 
 # The steps of sending that a subclass may override (httpx's clients are subclassed): a client
-# whose class overrides any of them never takes the plain path, which would skip them.
-_SEND_STEPS = ("build_request", "send", "_send_handling_redirects", "_send_single")
+# whose class overrides any of them never takes the plain path, which would skip them
+# (`request` among them because `get` goes to the plain path without calling it).
+_SEND_STEPS = ("build_request", "send", "_send_handling_redirects", "_send_single", "request")
 
 
 def _overrides_no_send_step(cls: type) -> bool:

@@ -357,9 +357,6 @@ class HTTPTransport(_EngineTransport, BaseTransport):
         arguments = self._arguments(request, timeouts)
         if stream or request._content is None:
             return self._send_through_stream(request, arguments, stream)
-        return self._perform(request, arguments)
-
-    def _perform(self, request: Request, arguments: EngineArguments) -> Response:
         try:
             result = self._engine.perform(*arguments)
         except _core.EngineError as exc:

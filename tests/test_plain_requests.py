@@ -308,11 +308,40 @@ def test_a_subclass_that_overrides_a_send_step_is_called(recorder: RecordingServ
             request.headers["X-Built"] = "1"
             return request
 
+    class Requesting(requestx.Client):
+        def request(self, method: str, url: typing.Any, **kwargs: typing.Any) -> typing.Any:
+            calls.append("request " + method)
+            return super().request(method, url, **kwargs)
+
     with Recording() as client:
         client.get(recorder.url + "/x")
     assert calls == ["GET"]
     with Building() as client:
         assert _heads_of(recorder, lambda: client.get(recorder.url + "/x"))[0].header("x-built")
+    # `get` goes to the plain path without calling `request`, unless a subclass overrides it
+    with Requesting() as client:
+        assert _heads_of(recorder, lambda: client.get(recorder.url + "/r"))[0].target == "/r"
+    assert calls == ["GET", "request GET"]
+
+
+@pytest.mark.anyio
+async def test_an_async_subclass_that_overrides_request_is_called(
+    recorder: RecordingServer,
+) -> None:
+    calls: list[str] = []
+
+    class Requesting(requestx.AsyncClient):
+        async def request(self, method: str, url: typing.Any, **kwargs: typing.Any) -> typing.Any:
+            calls.append(method)
+            return await super().request(method, url, **kwargs)
+
+    async with Requesting() as client:
+        with anyio.fail_after(10):
+            response = await client.get(recorder.url + "/r")
+            assert response.status_code == 200
+            await client.request("GET", recorder.url + "/q")
+    assert calls == ["GET", "GET"]
+    assert [head.target for head in recorder.heads[-2:]] == ["/r", "/q"]
 
 
 def test_closed_client_and_engine_errors(nginx: Nginx) -> None:
