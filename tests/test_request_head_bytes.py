@@ -90,7 +90,8 @@ def test_every_method_arrives_byte_for_byte(
     """The request line names each method (custom ones too), and the framing headers the
     request carries are the ones sent; a Connection value of the caller's comes last."""
     recorder.reset()
-    headers = {"X-Semi": "a;b", "Connection": "keep-alive, x-custom", "X-After": "%s%d"}
+    headers = {"X-Semi": "a;b", "X-Tail": "v;", "Connection": "keep-alive, x-custom"}
+    headers["X-After"] = "%s%d"
     with requestx.Client(timeout=10) as client:
         for _ in range(2):  # the second on a handle kept from the first
             response = client.request(method, recorder.url + PATH, content=body, headers=headers)
