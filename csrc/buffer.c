@@ -20,7 +20,7 @@ int rx_buffer_reserve(rx_buffer *b, size_t cap)
     return 0;
 }
 
-int rx_buffer_append(rx_buffer *b, const void *src, size_t n)
+int rx_buffer_reserve_more(rx_buffer *b, size_t n)
 {
     if (n > SIZE_MAX - b->len)
         return -1;
@@ -33,8 +33,16 @@ int rx_buffer_append(rx_buffer *b, const void *src, size_t n)
         if (rx_buffer_reserve(b, cap) != 0)
             return -1;
     }
-    memcpy(b->data + b->len, src, n);
-    b->len = need;
+    return 0;
+}
+
+int rx_buffer_append(rx_buffer *b, const void *src, size_t n)
+{
+    if (rx_buffer_reserve_more(b, n) != 0)
+        return -1;
+    if (n > 0)
+        memcpy(b->data + b->len, src, n);
+    b->len += n;
     return 0;
 }
 

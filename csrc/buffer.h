@@ -16,6 +16,11 @@ typedef struct rx_buffer {
 /* Make room for at least `cap` bytes in total. Returns 0, or -1 when out of memory. */
 int rx_buffer_reserve(rx_buffer *b, size_t cap);
 
+/* Make room for n more bytes after the contents, growing geometrically as rx_buffer_append
+ * does: for a caller that writes several pieces at b->data + b->len itself. Returns 0, or -1
+ * when out of memory. */
+int rx_buffer_reserve_more(rx_buffer *b, size_t n);
+
 /* Append n bytes, growing geometrically. Returns 0, or -1 when out of memory. */
 int rx_buffer_append(rx_buffer *b, const void *src, size_t n);
 

@@ -137,6 +137,47 @@ static void bad_input(void)
     rx_transfer_unref(t);
 }
 
+/* Header names: every byte value, accepted exactly when it is an RFC 9110 token character
+ * (defined here independently of request.c's table); values: CR, LF and NUL refused wherever
+ * they are; what is accepted lands in header_lines as "Name: value" (or "Name;" for an empty
+ * value) with a NUL after each line. */
+static void header_validation(void)
+{
+    rx_transfer *t = rx_transfer_new();
+    size_t expected_len = 0;
+    for (int c = 0; c < 256; c++) {
+        char name[3] = {'X', (char)c, 'Y'};
+        int token = (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                    (c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+        int rc = rx_transfer_add_header(t, name, 3, "v", 1);
+        CHECK(rc == (token ? 0 : RX_E_INVALID_HEADER), "name byte %d gave %d", c, rc);
+        if (rc == 0) {
+            CHECK(t->header_lines.len == expected_len + 7, "line length for byte %d", c);
+            CHECK(memcmp(t->header_lines.data + expected_len, name, 3) == 0 &&
+                      memcmp(t->header_lines.data + expected_len + 3, ": v", 4) == 0,
+                  "line for byte %d", c);
+            expected_len += 7;
+        }
+    }
+    CHECK(rx_transfer_add_header(t, "", 0, "v", 1) == RX_E_INVALID_HEADER, "empty name");
+    const char bad[] = {'\r', '\n', '\0'};
+    for (int i = 0; i < 3; i++) {
+        char value[5] = {'a', 'b', 'c', 'd', 'e'};
+        for (int at = 0; at < 5; at++) {
+            value[at] = bad[i];
+            CHECK(rx_transfer_add_header(t, "X-V", 3, value, 5) == RX_E_INVALID_HEADER,
+                  "byte %d at %d of the value accepted", bad[i], at);
+            value[at] = 'a';
+        }
+    }
+    CHECK(t->header_lines.len == expected_len, "a refused header left bytes behind");
+    CHECK(rx_transfer_add_header(t, "X-Empty", 7, "", 0) == 0, "empty value");
+    CHECK(t->header_lines.len == expected_len + 9 &&
+              memcmp(t->header_lines.data + expected_len, "X-Empty;", 9) == 0,
+          "empty value's line");
+    rx_transfer_unref(t);
+}
+
 /* Async delivery: completions go to a queue whose eventfd fires once per batch. */
 static void completion_queue(rx_engine *e, int n)
 {
@@ -607,6 +648,7 @@ int main(int argc, char **argv)
         return 1;
 
     bad_input();
+    header_validation();
     sequential_gets(e, 50);
     post_body(e);
     concurrent(e, 32);
