@@ -129,7 +129,7 @@ static int is_token(const char *s, size_t len)
     return 1;
 }
 
-/* Whether a header value or URL holds a byte that would end its line early (CR, LF, NUL). */
+/* Whether a header value holds a byte that would end its line early (CR, LF, NUL). */
 static int has_line_break(const char *s, size_t len)
 {
     return memchr(s, '\r', len) != NULL || memchr(s, '\n', len) != NULL ||
