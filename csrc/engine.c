@@ -601,19 +601,19 @@ static int commands_waiting(rx_engine *e)
 
 /* Look at epoll without sleeping until until_us, yielding the CPU between looks rather than
  * only pausing: the thread whose work we wait for (a caller, the server) may share this CPU.
- * Returns the events (or -1), or 0 once the time is up; with stop_for_driver, also 0 as soon
- * as a blocking caller asks an idle loop thread to park. */
+ * Returns the events (or -1), or 0 once the time is up; with stop_for_work (the loop thread's
+ * spin), also 0 as soon as commands are queued or a blocking caller asks an idle loop thread
+ * to park. */
 static int poll_until(rx_engine *e, struct epoll_event *events, int64_t until_us,
-                      int stop_for_driver)
+                      int stop_for_work)
 {
     do {
         int n = epoll_wait(e->epoll_fd, events, MAX_EVENTS, 0);
         if (n != 0)
             return n;
-        if (stop_for_driver && e->running == 0 &&
-            __atomic_load_n(&e->drive_wanted, __ATOMIC_ACQUIRE))
-            return 0;
-        if (stop_for_driver && commands_waiting(e))
+        if (stop_for_work &&
+            (commands_waiting(e) ||
+             (e->running == 0 && __atomic_load_n(&e->drive_wanted, __ATOMIC_ACQUIRE))))
             return 0;
         sched_yield();
     } while (rx_clock_us() < until_us);

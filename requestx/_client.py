@@ -498,7 +498,7 @@ class _BaseClient:
     def _check_send_options(self, follow_redirects: bool | UseClientDefault) -> bool:
         """Validate send()'s options; returns whether to follow redirects."""
         if self._closed:
-            raise RuntimeError("Cannot send a request, as the client has been closed.")
+            raise RuntimeError(_CLOSED_FOR_SENDING)
         if isinstance(follow_redirects, UseClientDefault):
             return self.follow_redirects
         return follow_redirects
@@ -566,7 +566,7 @@ class Client(_BaseClient):
         """`send(request, stream=stream)` for a request `_plain_for` built: straight to the
         client's own engine transport; a redirect answer goes on in the redirect loop."""
         if self._closed:
-            self._check_send_options(follow_redirects)  # raises: the client is closed
+            raise RuntimeError(_CLOSED_FOR_SENDING)
         response: Response = self._direct._send_plain(request, self._timeout_ms, stream)
         if response._sets_cookies or self._default_encoding != "utf-8":
             self._apply_client_defaults(response, response._sets_cookies)
@@ -816,7 +816,7 @@ class AsyncClient(_BaseClient):
         """`send(request, stream=stream)` for a request `_plain_for` built: straight to the
         client's own engine transport; a redirect answer goes on in the redirect loop."""
         if self._closed:
-            self._check_send_options(follow_redirects)  # raises: the client is closed
+            raise RuntimeError(_CLOSED_FOR_SENDING)
         response: Response = await self._direct._send_plain(request, self._timeout_ms, stream)
         if response._sets_cookies or self._default_encoding != "utf-8":
             self._apply_client_defaults(response, response._sets_cookies)
@@ -1049,6 +1049,8 @@ class _AsyncStreamContext(_StreamContextBase):
         if self._response is not None:
             await self._response.aclose()
 
+
+_CLOSED_FOR_SENDING = "Cannot send a request, as the client has been closed."  # httpx's words
 
 # The request arguments the plain path takes beside the URL (AsyncClient.request's **kwargs).
 _BODY_ARGUMENTS = frozenset({"content", "data", "json"})
