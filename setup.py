@@ -184,6 +184,7 @@ ext = Extension(
         "csrc/sockets.h",
         "csrc/gate.h",
         "csrc/stat.h",
+        "csrc/token.h",
         "requestx/_core.pxd",
         "requestx/gil_probe.h",
         *([] if SYSTEM_LIBCURL else [os.path.relpath(LIBCURL_STAMP, HERE)]),

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "token.h"
 
 static long live_transfers; /* atomic */
 
@@ -111,9 +112,7 @@ long rx_transfer_live_count(void) { return __atomic_load_n(&live_transfers, __AT
  * NUL in a header or URL would end the line early and start a request of the attacker's own.
  */
 
-/* RFC 9110 token characters (method and header field names): digits, letters and
- * !#$%&'*+-.^_`|~. A table, because every request checks every header name it sends. */
-static const unsigned char token_chars[256] = {
+const unsigned char rx_token_chars[256] = {
     ['0' ... '9'] = 1, ['A' ... 'Z'] = 1, ['a' ... 'z'] = 1,
     ['!'] = 1, ['#'] = 1, ['$'] = 1, ['%'] = 1, ['&'] = 1, ['\''] = 1, ['*'] = 1, ['+'] = 1,
     ['-'] = 1, ['.'] = 1, ['^'] = 1, ['_'] = 1, ['`'] = 1, ['|'] = 1, ['~'] = 1,
@@ -124,7 +123,7 @@ static int is_token(const char *s, size_t len)
     if (len == 0)
         return 0;
     for (size_t i = 0; i < len; i++)
-        if (!token_chars[(unsigned char)s[i]])
+        if (!rx_is_token_char((unsigned char)s[i]))
             return 0;
     return 1;
 }

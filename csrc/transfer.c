@@ -12,6 +12,7 @@
 
 #include "clock.h"
 #include "origin.h"
+#include "token.h"
 
 /* ---------------------------------------------------------------------------------------------
  * libcurl callbacks: loop thread only. They append to C buffers and note the time; nothing else.
@@ -231,15 +232,18 @@ static long parse_status(const char *line, size_t n)
 /* The blank line after the final (non-1xx) header block: status and headers are final. */
 static void headers_complete(rx_transfer *t)
 {
+    /* Asked of libcurl only when needed: most transfers are neither tracked nor streamed, and
+     * rx_transfer_record_result asks again at the end. */
     long status = 0, version = 0;
-    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
-    curl_easy_getinfo(t->easy, CURLINFO_HTTP_VERSION, &version);
+    if (rx_origin_tracks(t) || t->stream)
+        curl_easy_getinfo(t->easy, CURLINFO_HTTP_VERSION, &version);
     if (rx_origin_tracks(t)) /* over HTTP/2, others wait for a stream on this connection */
         rx_origin_answer_started(t, version == CURL_HTTP_VERSION_2_0);
     if (!t->stream) {
         t->headers_done = 1;
         return;
     }
+    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
     pthread_mutex_lock(&t->stream_lock);
     t->status = status;
     t->http_version_used = (int)version;
@@ -248,14 +252,6 @@ static void headers_complete(rx_transfer *t)
     pthread_mutex_unlock(&t->stream_lock);
     if (push)
         rx_cq_push(t->cq, t);
-}
-
-/* RFC 9110 section 5.6.2: the characters of a token (a field name). */
-static int is_tchar(unsigned char c)
-{
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
-        return 1;
-    return c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL;
 }
 
 /* A field line ("Name: value"): the name a non-empty token directly followed by the colon
@@ -267,7 +263,7 @@ static int field_line_ok(const char *line, size_t n)
     if (n > 0 && (line[0] == ' ' || line[0] == '\t'))
         return 1;
     size_t i = 0;
-    while (i < n && is_tchar((unsigned char)line[i]))
+    while (i < n && rx_is_token_char((unsigned char)line[i]))
         i++;
     return i > 0 && i < n && line[i] == ':';
 }
@@ -316,11 +312,16 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
     } else if (!field_line_ok(data, n)) {
         t->own_error = RX_E_BAD_HEADER_LINE;
         return 0;
-    } else if (content_length_conflicts(t, data, n)) {
-        t->own_error = RX_E_BAD_FRAMING;
-        return 0;
     } else {
-        t->header_marks |= header_mark(data, n);
+        /* Of the names looked for, Content-Length and Content-Encoding start with a C and
+         * Set-Cookie with an S: one look at the first letter spares most lines the compares. */
+        unsigned char first = (unsigned char)data[0] | 0x20;
+        if (first == 'c' && content_length_conflicts(t, data, n)) {
+            t->own_error = RX_E_BAD_FRAMING;
+            return 0;
+        }
+        if (first == 'c' || first == 's')
+            t->header_marks |= header_mark(data, n);
     }
     size_t limit = t->max_header_bytes > 0 ? (size_t)t->max_header_bytes
                                            : (size_t)RX_DEFAULT_MAX_HEADER_BYTES;
