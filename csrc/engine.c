@@ -26,17 +26,19 @@ __thread int64_t rx_loop_now_ms;
 /* Easy handles alive in this process (tests assert it returns to zero; rx_engine_live_easy). */
 static long live_easy_handles; /* atomic */
 
-static CURL *new_easy(void)
+static int prepare_easy(rx_easy *x, void *engine);
+
+static rx_easy *new_easy(rx_engine *e)
 {
-    CURL *h = curl_easy_init();
+    rx_easy *h = rx_easy_new(prepare_easy, e);
     if (h != NULL)
         __atomic_add_fetch(&live_easy_handles, 1, __ATOMIC_RELAXED);
     return h;
 }
 
-static void free_easy(CURL *h)
+static void free_easy(rx_easy *h)
 {
-    curl_easy_cleanup(h);
+    rx_easy_free(h);
     __atomic_sub_fetch(&live_easy_handles, 1, __ATOMIC_RELAXED);
 }
 
@@ -75,10 +77,10 @@ struct rx_engine {
     int64_t curl_timer_us;   /* absolute time curl wants a timeout call, -1 = none */
     rx_transfer *active;     /* started transfers, linked through their `engine` sub-struct */
     rx_deadlines deadlines;  /* transfers with a timeout armed, earliest first */
-    CURL *easy_pool[EASY_POOL_MAX];
+    rx_easy *easy_pool[EASY_POOL_MAX];
     rx_easy_setup easy_setup[EASY_POOL_MAX]; /* what each pooled handle still has set */
     long easy_pooled;
-    long keepalive_expiry_s; /* applied to each transfer as CURLOPT_MAXAGE_CONN; < 0 = default */
+    long keepalive_expiry_s; /* applied to each easy handle as CURLOPT_MAXAGE_CONN; < 0 = default */
     int forbid_reuse;        /* max_keepalive == 0: close each connection after its transfer */
     int64_t stale_timer_backoff_us; /* see the CURL_SOCKET_TIMEOUT call in loop_main() */
     rx_sockets sockets;      /* the sockets curl watches, and their epoll registrations */
@@ -248,17 +250,22 @@ static void finish_transfer(rx_engine *e, rx_transfer *t)
      * a pending body rewind, which failed the handle's next request), and failures are rare
      * enough that a fresh handle costs nothing that shows. */
     curl_multi_remove_handle(e->multi, rx_transfer_easy(t));
-    CURL *h = rx_transfer_release_handle(t);
+    rx_easy *h = rx_transfer_release_handle(t);
     if (e->easy_pooled < EASY_POOL_MAX && !rx_transfer_failed(t)) {
         rx_easy_setup *kept = &e->easy_setup[e->easy_pooled];
+        int pooled = 1;
         if (rx_transfer_setup_reusable(t)) {
             rx_easy_setup_keep(kept, t);
         } else {
-            curl_easy_reset(h);
             kept->kept = 0;
+            pooled = rx_easy_reset(h) == 0;
         }
-        e->easy_pool[e->easy_pooled] = h;
-        rx_stat_add(&e->easy_pooled, 1);
+        if (pooled) {
+            e->easy_pool[e->easy_pooled] = h;
+            rx_stat_add(&e->easy_pooled, 1);
+        } else {
+            free_easy(h);
+        }
     } else {
         free_easy(h);
     }
@@ -313,14 +320,14 @@ static void admit_released(rx_engine *e)
         attach_transfer(e, t);
 }
 
-/* Every connection socket is opened and closed here (data: the transfer that connects, and the
- * engine, since a connection may close long after that transfer), so that the engine hears of
- * every close (sockets.h: a parked socket's number may come back as another socket) and
- * HTTP/2 origins can refuse a second connection (origin.h). */
-static curl_socket_t on_open_socket(void *transfer, curlsocktype purpose,
+/* Every connection socket is opened and closed here (data: the handle of the transfer that
+ * connects, and the engine, since a connection may close long after that transfer), so that
+ * the engine hears of every close (sockets.h: a parked socket's number may come back as
+ * another socket) and HTTP/2 origins can refuse a second connection (origin.h). */
+static curl_socket_t on_open_socket(void *easy, curlsocktype purpose,
                                     struct curl_sockaddr *address)
 {
-    rx_transfer *t = transfer;
+    rx_transfer *t = ((rx_easy *)easy)->transfer;
     rx_engine *e = t->engine.owner;
     if (!rx_origin_may_open_socket(t))
         return CURL_SOCKET_BAD;
@@ -344,9 +351,26 @@ static int on_close_socket(void *engine, curl_socket_t fd)
     return close(fd);
 }
 
+/* The engine's options of every easy handle it makes (rx_easy_new) and of every reset one:
+ * its socket callbacks (whose data is the handle, and the engine) and connection limits. */
+static int prepare_easy(rx_easy *x, void *engine)
+{
+    rx_engine *e = engine;
+    CURL *h = x->curl;
+    int failed = curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, on_open_socket) != CURLE_OK ||
+                 curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, x) != CURLE_OK ||
+                 curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, on_close_socket) != CURLE_OK ||
+                 curl_easy_setopt(h, CURLOPT_CLOSESOCKETDATA, e) != CURLE_OK;
+    if (!failed && e->keepalive_expiry_s >= 0)
+        failed = curl_easy_setopt(h, CURLOPT_MAXAGE_CONN, e->keepalive_expiry_s) != CURLE_OK;
+    if (!failed && e->forbid_reuse)
+        failed = curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L) != CURLE_OK;
+    return failed;
+}
+
 static void start_transfer(rx_engine *e, rx_transfer *t)
 {
-    CURL *h = NULL;
+    rx_easy *h = NULL;
     rx_easy_setup left = {0};
     if (e->easy_pooled > 0) {
         rx_stat_add(&e->easy_pooled, -1);
@@ -354,7 +378,7 @@ static void start_transfer(rx_engine *e, rx_transfer *t)
         left = e->easy_setup[e->easy_pooled];
         e->easy_setup[e->easy_pooled].kept = 0; /* its references are `left`'s now */
     } else {
-        h = new_easy();
+        h = new_easy(e);
     }
     if (h == NULL) {
         deliver_unstarted(t, RX_E_NOMEM, "out of memory creating a transfer");
@@ -368,15 +392,7 @@ static void start_transfer(rx_engine *e, rx_transfer *t)
         deliver_unstarted(t, RX_E_NOMEM, "out of memory configuring a transfer");
         return;
     }
-    if (e->keepalive_expiry_s >= 0)
-        curl_easy_setopt(h, CURLOPT_MAXAGE_CONN, e->keepalive_expiry_s);
-    if (e->forbid_reuse)
-        curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
     t->engine.owner = e;
-    curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, on_open_socket);
-    curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, t);
-    curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, on_close_socket);
-    curl_easy_setopt(h, CURLOPT_CLOSESOCKETDATA, e);
     list_started(e, t);
     rx_stat_add(&e->running, 1);
     int64_t first = rx_transfer_first_deadline(t);
@@ -427,13 +443,14 @@ static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *
     /* On failure libcurl fails the transfers on this socket: we would never be woken for it. */
     if (rx_sockets_watch(&e->sockets, fd, events) != 0)
         return -1;
-    /* Every transfer of ours carries itself as CURLOPT_PRIVATE. A descriptor watched for none
-     * of them is watched for libcurl's own admin handle, which (libcurl 8.22, multi.c) listens
-     * on its multi handle's wake-up descriptor, made with the multi and closed with it: it can
-     * be parked (sockets.h). Sockets of connections being shut down are the admin's too, but
-     * those are connections, parked or not already. Asked only of descriptors not known to be
-     * parkable: a connection's (the common call) needs no lookup. */
-    rx_transfer *owner = NULL;
+    /* Every easy handle of ours carries its rx_easy as CURLOPT_PRIVATE. A descriptor watched
+     * for none of them is watched for libcurl's own admin handle, which (libcurl 8.22,
+     * multi.c) listens on its multi handle's wake-up descriptor, made with the multi and
+     * closed with it: it can be parked (sockets.h). Sockets of connections being shut down
+     * are the admin's too, but those are connections, parked or not already. Asked only of
+     * descriptors not known to be parkable: a connection's (the common call) needs no
+     * lookup. */
+    rx_easy *owner = NULL;
     if (!rx_sockets_may_park(&e->sockets, fd) &&
         curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&owner) == CURLE_OK && owner == NULL)
         rx_sockets_lasting(&e->sockets, fd);
@@ -462,8 +479,9 @@ static void reap_completions(rx_engine *e)
     while ((msg = curl_multi_info_read(e->multi, &left)) != NULL) {
         if (msg->msg != CURLMSG_DONE)
             continue;
-        rx_transfer *t = NULL;
-        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&t);
+        rx_transfer *t = rx_easy_transfer_of(msg->easy_handle);
+        if (t == NULL)
+            continue; /* not one of ours (libcurl reports none for its own handle) */
         /* Two ways a transfer ends before anything of it was sent and begins again: the
          * server closed the pooled connection it was to use (it goes out at once on a new
          * one), or it was refused a second connection to an HTTP/2 origin (it waits for a

@@ -54,7 +54,7 @@ static size_t on_stream_body(rx_transfer *t, char *data, size_t n)
 
 static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
 {
-    rx_transfer *t = userdata;
+    rx_transfer *t = ((rx_easy *)userdata)->transfer;
     size_t n = size * nmemb;
     t->last_activity_ms = rx_loop_now_ms;
     t->body_received += (int64_t)n; /* a paused chunk is offered again: see below */
@@ -285,7 +285,7 @@ static int header_mark(const char *line, size_t n)
 
 static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
 {
-    rx_transfer *t = userdata;
+    rx_transfer *t = ((rx_easy *)userdata)->transfer;
     size_t n = size * nmemb;
     t->last_activity_ms = rx_loop_now_ms;
     if (t->headers_done)
@@ -339,7 +339,7 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
 /* A new socket is about to connect: the transfer left the pool queue. */
 static int on_sockopt(void *userdata, curl_socket_t fd, curlsocktype purpose)
 {
-    rx_transfer *t = userdata;
+    rx_transfer *t = ((rx_easy *)userdata)->transfer;
     if (t->phase == RX_PHASE_WAITING)
         t->phase = RX_PHASE_CONNECTING;
     if (t->route != NULL && rx_route_apply_sockopts(t->route, fd) != 0) {
@@ -375,7 +375,7 @@ static int reused_connection_closed(rx_transfer *t)
 static int on_prereq(void *userdata, char *conn_primary_ip, char *conn_local_ip,
                      int conn_primary_port, int conn_local_port)
 {
-    rx_transfer *t = userdata;
+    rx_transfer *t = ((rx_easy *)userdata)->transfer;
     t->phase = RX_PHASE_EXCHANGING;
     t->last_activity_ms = rx_loop_now_ms;
     if (t->requests_started > 0 && !t->refused_retry && !t->idempotent) {
@@ -490,14 +490,9 @@ void rx_easy_setup_drop(rx_easy_setup *s)
 /* The options that are the transfer's own: every transfer sets them, kept handle or not. */
 static int set_own_options(rx_transfer *t, CURL *h)
 {
-    SET(CURLOPT_PRIVATE, t);
     SET(CURLOPT_URL, t->url);
     SET(CURLOPT_HTTPHEADER, t->header_list);
     SET(CURLOPT_ERRORBUFFER, t->error_text);
-    SET(CURLOPT_WRITEDATA, t);
-    SET(CURLOPT_HEADERDATA, t);
-    SET(CURLOPT_SOCKOPTDATA, t);
-    SET(CURLOPT_PREREQDATA, t);
     if (t->connect_timeout_ms >= 0)
         /* curl treats 0 as "default (300 s)"; 1 ms is the closest to "immediately". */
         SET(CURLOPT_CONNECTTIMEOUT_MS, t->connect_timeout_ms ? t->connect_timeout_ms : 1L);
@@ -509,9 +504,67 @@ fail:
     return RX_E_NOMEM;
 }
 
-int rx_transfer_setup(rx_transfer *t, CURL *h, CURLSH *share, const rx_easy_setup *left)
+/* The options that point at the handle itself (rx_easy): set when it is made and reset. */
+static int set_handle_options(rx_easy *x)
 {
+    CURL *h = x->curl;
+    SET(CURLOPT_PRIVATE, x);
+    SET(CURLOPT_WRITEDATA, x);
+    SET(CURLOPT_HEADERDATA, x);
+    SET(CURLOPT_SOCKOPTDATA, x);
+    SET(CURLOPT_PREREQDATA, x);
+    return 0;
+
+fail:
+    return RX_E_NOMEM;
+}
+
+rx_easy *rx_easy_new(rx_easy_prepare_fn prepare, void *prepare_arg)
+{
+    rx_easy *x = calloc(1, sizeof *x);
+    if (x == NULL)
+        return NULL;
+    x->prepare = prepare;
+    x->prepare_arg = prepare_arg;
+    x->curl = curl_easy_init();
+    if (x->curl == NULL || set_handle_options(x) != 0 || x->prepare(x, x->prepare_arg) != 0) {
+        rx_easy_free(x);
+        return NULL;
+    }
+    return x;
+}
+
+void rx_easy_free(rx_easy *x)
+{
+    if (x == NULL)
+        return;
+    if (x->curl != NULL)
+        curl_easy_cleanup(x->curl);
+    free(x);
+}
+
+int rx_easy_reset(rx_easy *x)
+{
+    curl_easy_reset(x->curl);
+    if (set_handle_options(x) != 0 || x->prepare(x, x->prepare_arg) != 0)
+        return RX_E_NOMEM;
+    return 0;
+}
+
+rx_transfer *rx_easy_transfer_of(CURL *h)
+{
+    rx_easy *x = NULL;
+    if (curl_easy_getinfo(h, CURLINFO_PRIVATE, (char **)&x) != CURLE_OK || x == NULL)
+        return NULL;
+    return x->transfer;
+}
+
+int rx_transfer_setup(rx_transfer *t, rx_easy *x, CURLSH *share, const rx_easy_setup *left)
+{
+    CURL *h = x->curl;
     t->easy = h;
+    t->handle = x;
+    x->transfer = t;
     __atomic_store_n(&t->state, RX_ACTIVE, __ATOMIC_RELAXED);
     t->started_ms = t->last_activity_ms = rx_loop_now_ms;
     rx_transfer_begin_attempt(t);
@@ -524,7 +577,8 @@ int rx_transfer_setup(rx_transfer *t, CURL *h, CURLSH *share, const rx_easy_setu
          * when it is a plain GET with the same TLS settings and route; else start afresh. */
         if (left->tls == t->tls && left->route == t->route && rx_transfer_setup_reusable(t))
             return set_own_options(t, h);
-        curl_easy_reset(h);
+        if (rx_easy_reset(x) != 0)
+            goto fail;
     }
     if (set_own_options(t, h) != 0)
         goto fail;
@@ -717,9 +771,12 @@ void rx_transfer_record_result(rx_transfer *t, CURLcode result)
         snprintf(t->error_text, sizeof t->error_text, "%s", curl_easy_strerror(result));
 }
 
-CURL *rx_transfer_release_handle(rx_transfer *t)
+rx_easy *rx_transfer_release_handle(rx_transfer *t)
 {
-    CURL *h = t->easy;
+    rx_easy *h = t->handle;
+    if (h != NULL)
+        h->transfer = NULL;
+    t->handle = NULL;
     if (t->header_list != t->header_nodes)
         free(t->header_list); /* NULL, or nodes too many for header_nodes */
     t->header_list = NULL;
