@@ -71,7 +71,9 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
         /* Pre-size from Content-Length (capped: a hostile length must not reserve gigabytes),
          * and refuse at once a body that says it is over the limit. */
         curl_off_t expected = -1;
-        if (curl_easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &expected) != CURLE_OK)
+        CURLcode got =
+            curl_easy_getinfo(rx_transfer_easy(t), CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &expected);
+        if (got != CURLE_OK)
             expected = -1;
         if (limit > 0 && expected > limit) {
             t->own_error = RX_E_BODY_TOO_LARGE;
@@ -236,14 +238,14 @@ static void headers_complete(rx_transfer *t)
      * rx_transfer_record_result asks again at the end. */
     long status = 0, version = 0;
     if (rx_origin_tracks(t) || t->stream)
-        curl_easy_getinfo(t->easy, CURLINFO_HTTP_VERSION, &version);
+        curl_easy_getinfo(rx_transfer_easy(t), CURLINFO_HTTP_VERSION, &version);
     if (rx_origin_tracks(t)) /* over HTTP/2, others wait for a stream on this connection */
         rx_origin_answer_started(t, version == CURL_HTTP_VERSION_2_0);
     if (!t->stream) {
         t->headers_done = 1;
         return;
     }
-    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_getinfo(rx_transfer_easy(t), CURLINFO_RESPONSE_CODE, &status);
     pthread_mutex_lock(&t->stream_lock);
     t->status = status;
     t->http_version_used = (int)version;
@@ -360,10 +362,11 @@ static int reused_connection_closed(rx_transfer *t)
 {
     long new_connections = 1;
     curl_socket_t fd = CURL_SOCKET_BAD;
-    if (curl_easy_getinfo(t->easy, CURLINFO_NUM_CONNECTS, &new_connections) != CURLE_OK ||
+    CURL *h = rx_transfer_easy(t);
+    if (curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &new_connections) != CURLE_OK ||
         new_connections != 0)
         return 0;
-    if (curl_easy_getinfo(t->easy, CURLINFO_ACTIVESOCKET, &fd) != CURLE_OK ||
+    if (curl_easy_getinfo(h, CURLINFO_ACTIVESOCKET, &fd) != CURLE_OK ||
         fd == CURL_SOCKET_BAD)
         return 0;
     char byte;
@@ -395,7 +398,7 @@ static int on_prereq(void *userdata, char *conn_primary_ip, char *conn_local_ip,
     t->refused_retry = 0;
     if (rx_origin_tracks(t)) {
         curl_socket_t fd = CURL_SOCKET_BAD;
-        curl_easy_getinfo(t->easy, CURLINFO_ACTIVESOCKET, &fd);
+        curl_easy_getinfo(rx_transfer_easy(t), CURLINFO_ACTIVESOCKET, &fd);
         rx_origin_request_started(t, fd);
     }
     return CURL_PREREQFUNC_OK;
@@ -562,7 +565,6 @@ rx_transfer *rx_easy_transfer_of(CURL *h)
 int rx_transfer_setup(rx_transfer *t, rx_easy *x, CURLSH *share, const rx_easy_setup *left)
 {
     CURL *h = x->curl;
-    t->easy = h;
     t->handle = x;
     x->transfer = t;
     __atomic_store_n(&t->state, RX_ACTIVE, __ATOMIC_RELAXED);
@@ -722,7 +724,7 @@ static void describe_own_error(rx_transfer *t)
 
 void rx_transfer_record_result(rx_transfer *t, CURLcode result)
 {
-    CURL *h = t->easy;
+    CURL *h = rx_transfer_easy(t);
     if (t->own_error) {
         t->error = t->own_error;
         describe_own_error(t); /* libcurl wrote its own words ("Failed writing header") */
@@ -780,7 +782,6 @@ rx_easy *rx_transfer_release_handle(rx_transfer *t)
     if (t->header_list != t->header_nodes)
         free(t->header_list); /* NULL, or nodes too many for header_nodes */
     t->header_list = NULL;
-    t->easy = NULL;
     return h;
 }
 
@@ -930,7 +931,7 @@ int rx_transfer_reconnect(rx_transfer *t)
         return 0;
     t->reconnect = 0;
     t->reconnected = 1; /* once: a fresh connection is not stale */
-    curl_easy_setopt(t->easy, CURLOPT_FRESH_CONNECT, 1L);
+    curl_easy_setopt(rx_transfer_easy(t), CURLOPT_FRESH_CONNECT, 1L);
     return 1;
 }
 
@@ -947,5 +948,5 @@ void rx_transfer_unpause(rx_transfer *t)
     t->curl_paused = 0;
     t->last_activity_ms = rx_loop_now_ms; /* the read timeout starts again from now */
     /* May call the write callback at once with the data it held back (and pause again). */
-    curl_easy_pause(t->easy, CURLPAUSE_CONT);
+    curl_easy_pause(rx_transfer_easy(t), CURLPAUSE_CONT);
 }

@@ -126,8 +126,7 @@ struct rx_transfer {
     int discard_body;        /* count the response body's bytes, keep none (load runs, load.h) */
 
     /* ---- loop-thread state ---- */
-    CURL *easy;
-    struct rx_easy *handle; /* the pooled handle `easy` belongs to, while started */
+    struct rx_easy *handle; /* its easy handle, while started (rx_transfer_easy) */
     /* CURLOPT_HTTPHEADER: nodes whose strings are header_lines' own (build_header_list), in
      * header_nodes when they fit, else in one allocation. */
     struct curl_slist *header_list;
@@ -280,7 +279,7 @@ static inline int rx_transfer_try_collect(rx_transfer *t)
 }
 
 /* Loop thread, while started: its easy handle. */
-static inline CURL *rx_transfer_easy(const rx_transfer *t) { return t->easy; }
+
 
 /* After done: whether it ended in an error. */
 static inline int rx_transfer_failed(const rx_transfer *t) { return t->error != 0; }
@@ -333,6 +332,12 @@ struct rx_easy {
     rx_easy_prepare_fn prepare;
     void *prepare_arg;
 };
+
+/* The libcurl handle a started transfer runs on; NULL before it starts and once released. */
+static inline CURL *rx_transfer_easy(const rx_transfer *t)
+{
+    return t->handle != NULL ? t->handle->curl : NULL;
+}
 
 /* A new handle with its options set (callbacks' data, then `prepare`); NULL when out of
  * memory or `prepare` failed. */
