@@ -251,21 +251,18 @@ static void finish_transfer(rx_engine *e, rx_transfer *t)
      * enough that a fresh handle costs nothing that shows. */
     curl_multi_remove_handle(e->multi, rx_transfer_easy(t));
     rx_easy *h = rx_transfer_release_handle(t);
-    if (e->easy_pooled < EASY_POOL_MAX && !rx_transfer_failed(t)) {
+    int pooled = e->easy_pooled < EASY_POOL_MAX && !rx_transfer_failed(t);
+    if (pooled) {
         rx_easy_setup *kept = &e->easy_setup[e->easy_pooled];
-        int pooled = 1;
-        if (rx_transfer_setup_reusable(t)) {
+        kept->kept = 0;
+        if (rx_transfer_setup_reusable(t))
             rx_easy_setup_keep(kept, t);
-        } else {
-            kept->kept = 0;
+        else
             pooled = rx_easy_reset(h) == 0;
-        }
-        if (pooled) {
-            e->easy_pool[e->easy_pooled] = h;
-            rx_stat_add(&e->easy_pooled, 1);
-        } else {
-            free_easy(h);
-        }
+    }
+    if (pooled) {
+        e->easy_pool[e->easy_pooled] = h;
+        rx_stat_add(&e->easy_pooled, 1);
     } else {
         free_easy(h);
     }
@@ -327,7 +324,7 @@ static void admit_released(rx_engine *e)
 static curl_socket_t on_open_socket(void *easy, curlsocktype purpose,
                                     struct curl_sockaddr *address)
 {
-    rx_transfer *t = ((rx_easy *)easy)->transfer;
+    rx_transfer *t = rx_easy_data_transfer(easy);
     rx_engine *e = t->engine.owner;
     if (!rx_origin_may_open_socket(t))
         return CURL_SOCKET_BAD;

@@ -54,7 +54,7 @@ static size_t on_stream_body(rx_transfer *t, char *data, size_t n)
 
 static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
 {
-    rx_transfer *t = ((rx_easy *)userdata)->transfer;
+    rx_transfer *t = rx_easy_data_transfer(userdata);
     size_t n = size * nmemb;
     t->last_activity_ms = rx_loop_now_ms;
     t->body_received += (int64_t)n; /* a paused chunk is offered again: see below */
@@ -168,13 +168,22 @@ static int body_going_out(const rx_transfer *t)
     return t->has_body && t->body_len > 64 * 1024 && t->uploaded < (int64_t)t->body_len;
 }
 
+/* Whether a header line starts with `name` (lower case), ignoring case. The first letters are
+ * compared before strncasecmp: every response line is checked against a few names, and most
+ * differ from all of them there. */
+static int starts_with_name(const char *line, size_t n, const char *name, size_t len)
+{
+    return n >= len && ((unsigned char)line[0] | 0x20) == (unsigned char)name[0] &&
+           strncasecmp(line, name, len) == 0;
+}
+
 /* Two Content-Length headers that disagree make the response's framing ambiguous (RFC 9112
  * section 6.3): reading with either one can desynchronise a kept-alive connection. libcurl 7.88
  * silently uses the last one, so the header callback refuses such responses itself. */
 static int content_length_conflicts(rx_transfer *t, const char *line, size_t n)
 {
     static const char name[] = "content-length:";
-    if (n < sizeof name - 1 || strncasecmp(line, name, sizeof name - 1) != 0)
+    if (!starts_with_name(line, n, name, sizeof name - 1))
         return 0;
     int64_t value = 0;
     int digits = 0;
@@ -274,10 +283,10 @@ static int field_line_ok(const char *line, size_t n)
 static int header_mark(const char *line, size_t n)
 {
     static const char encoding[] = "content-encoding:", cookie[] = "set-cookie";
-    if (n >= sizeof encoding - 1 && strncasecmp(line, encoding, sizeof encoding - 1) == 0)
+    if (starts_with_name(line, n, encoding, sizeof encoding - 1))
         return RX_MARK_CONTENT_ENCODING;
     size_t name = sizeof cookie - 1;
-    if (n > name && strncasecmp(line, cookie, name) == 0) {
+    if (n > name && starts_with_name(line, n, cookie, name)) {
         /* "Set-Cookie:" or "Set-Cookie2:" */
         if (line[name] == ':' || (line[name] == '2' && n > name + 1 && line[name + 1] == ':'))
             return RX_MARK_SET_COOKIE;
@@ -287,7 +296,7 @@ static int header_mark(const char *line, size_t n)
 
 static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
 {
-    rx_transfer *t = ((rx_easy *)userdata)->transfer;
+    rx_transfer *t = rx_easy_data_transfer(userdata);
     size_t n = size * nmemb;
     t->last_activity_ms = rx_loop_now_ms;
     if (t->headers_done)
@@ -314,16 +323,11 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
     } else if (!field_line_ok(data, n)) {
         t->own_error = RX_E_BAD_HEADER_LINE;
         return 0;
+    } else if (content_length_conflicts(t, data, n)) {
+        t->own_error = RX_E_BAD_FRAMING;
+        return 0;
     } else {
-        /* Of the names looked for, Content-Length and Content-Encoding start with a C and
-         * Set-Cookie with an S: one look at the first letter spares most lines the compares. */
-        unsigned char first = (unsigned char)data[0] | 0x20;
-        if (first == 'c' && content_length_conflicts(t, data, n)) {
-            t->own_error = RX_E_BAD_FRAMING;
-            return 0;
-        }
-        if (first == 'c' || first == 's')
-            t->header_marks |= header_mark(data, n);
+        t->header_marks |= header_mark(data, n);
     }
     size_t limit = t->max_header_bytes > 0 ? (size_t)t->max_header_bytes
                                            : (size_t)RX_DEFAULT_MAX_HEADER_BYTES;
@@ -341,7 +345,7 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
 /* A new socket is about to connect: the transfer left the pool queue. */
 static int on_sockopt(void *userdata, curl_socket_t fd, curlsocktype purpose)
 {
-    rx_transfer *t = ((rx_easy *)userdata)->transfer;
+    rx_transfer *t = rx_easy_data_transfer(userdata);
     if (t->phase == RX_PHASE_WAITING)
         t->phase = RX_PHASE_CONNECTING;
     if (t->route != NULL && rx_route_apply_sockopts(t->route, fd) != 0) {
@@ -378,7 +382,7 @@ static int reused_connection_closed(rx_transfer *t)
 static int on_prereq(void *userdata, char *conn_primary_ip, char *conn_local_ip,
                      int conn_primary_port, int conn_local_port)
 {
-    rx_transfer *t = ((rx_easy *)userdata)->transfer;
+    rx_transfer *t = rx_easy_data_transfer(userdata);
     t->phase = RX_PHASE_EXCHANGING;
     t->last_activity_ms = rx_loop_now_ms;
     if (t->requests_started > 0 && !t->refused_retry && !t->idempotent) {

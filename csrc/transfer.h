@@ -322,8 +322,8 @@ void rx_easy_setup_drop(rx_easy_setup *s);
  * transfer: their data options (and CURLOPT_PRIVATE) are set once per handle, when it is made
  * and after each reset, as are its owner's options (`prepare`: the engine's socket callbacks
  * and connection limits), and a transfer that starts on it only fills in `transfer`. Ten
- * options fewer per request (about 2,200 instructions of libcurl's option calls). Loop thread
- * only. */
+ * options fewer per request (1,600 instructions of the load generator's 50,400,
+ * benchmarks/instructions.py). Loop thread only. */
 typedef struct rx_easy rx_easy;
 typedef int (*rx_easy_prepare_fn)(rx_easy *x, void *arg); /* 0, or nonzero: failed */
 struct rx_easy {
@@ -332,6 +332,12 @@ struct rx_easy {
     rx_easy_prepare_fn prepare;
     void *prepare_arg;
 };
+
+/* The transfer a callback's data (an rx_easy, CURLOPT_*DATA) belongs to now. */
+static inline rx_transfer *rx_easy_data_transfer(void *data)
+{
+    return ((rx_easy *)data)->transfer;
+}
 
 /* The libcurl handle a started transfer runs on; NULL before it starts and once released. */
 static inline CURL *rx_transfer_easy(const rx_transfer *t)
