@@ -19,6 +19,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from cpython.exc cimport PyErr_CheckSignals
 from libc.errno cimport EINTR
 from libc.math cimport ceil
+from libc.string cimport memchr, memcmp
 from posix.unistd cimport usleep
 
 import atexit
@@ -325,6 +326,23 @@ cdef str _setter_message(int rc):
     return "out of memory"
 
 
+cdef inline Py_ssize_t _origin_length(bytes url):
+    """The length of `url`'s origin, scheme://host:port: up to the first "/" after the
+    scheme's "//" (the whole URL if there is none)."""
+    cdef const char *start = PyBytes_AS_STRING(url)
+    cdef Py_ssize_t length = PyBytes_GET_SIZE(url)
+    if length <= 8:
+        return length
+    cdef const char *slash = <const char *>memchr(start + 8, ord("/"), length - 8)
+    return length if slash == NULL else slash - start
+
+
+cdef inline bint _starts_with(bytes url, bytes origin, Py_ssize_t origin_length):
+    """Whether `origin` (None: never) is `url`'s first `origin_length` bytes."""
+    return (origin is not None and PyBytes_GET_SIZE(origin) == origin_length and
+            memcmp(PyBytes_AS_STRING(origin), PyBytes_AS_STRING(url), origin_length) == 0)
+
+
 cdef class Engine:
     """A loop thread with its connection pool. One per Client (or shared by the top-level API).
 
@@ -497,12 +515,13 @@ cdef class Engine:
             return None
         cdef Engine lane
         cdef Py_ssize_t i
-        cdef Py_ssize_t end = url.find(b"/", 8)
-        cdef bytes origin = url if end < 0 else url[:end]  # scheme://host:port
+        # The origin (scheme://host:port) is compared in place: slicing it out of the URL
+        # with bytes.find cost 1,700 instructions a request, more than the rest of this.
+        cdef Py_ssize_t origin_length = _origin_length(url)
         cdef bytes route_key = None if route is None else route.key
         for i in range(len(self.idle_lanes) - 1, -1, -1):
             lane = self.idle_lanes[i]
-            if lane.origin == origin and lane.route_key == route_key:
+            if _starts_with(url, lane.origin, origin_length) and lane.route_key == route_key:
                 del self.idle_lanes[i]
                 return lane
         if self.lanes_left > 0:
@@ -523,7 +542,7 @@ cdef class Engine:
             lane = self.idle_lanes.pop(0)
         else:
             return None
-        lane.origin = origin
+        lane.origin = url[:origin_length]
         lane.route_key = route_key
         return lane
 
