@@ -214,3 +214,14 @@ def test_instructions_per_request_runs() -> None:
     for row in lines[1:]:
         cost, function = row.split(maxsplit=1)
         assert int(cost.replace(",", "")) > 0 and function, row
+
+
+def test_wake_cost_probe_runs(tmp_path: Path) -> None:
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler")
+    report = _run("wake_cost.py", tmp_path, "--rounds", "1", "--requests", "300", "--naps", "10")
+    assert set(report["runs"]) == {"sleep", "spin", "nap:10"}
+    for runs in report["runs"].values():
+        (run,) = runs
+        assert run["requests_per_second"] > 0 and run["cpu_us_per_request"] > 0
+        assert 0 <= run["answered_during_nap"] <= 1
