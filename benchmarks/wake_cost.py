@@ -64,11 +64,10 @@ def main() -> None:
     runs: dict[str, list[dict[str, float]]] = {mode: [] for mode in modes}
     with Nginx() as server, tempfile.TemporaryDirectory(prefix="rx-wake-") as work:
         binary = compile_probe(Path(work))
-        port = int(server.url.rsplit(":", 1)[1])
         for round_ in range(args.rounds):
             order = modes[round_ % len(modes) :] + modes[: round_ % len(modes)]
             for mode in order:
-                runs[mode].append(measure(binary, port, mode, args.requests))
+                runs[mode].append(measure(binary, server.port, mode, args.requests))
     print(f"{args.rounds} interleaved rounds of {args.requests:,} requests (medians)\n")
     print("| wait | requests/s | CPU µs/request | answered during the nap |")
     print("| --- | --- | --- | --- |")
