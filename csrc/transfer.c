@@ -511,7 +511,8 @@ fail:
     return RX_E_NOMEM;
 }
 
-/* The options that point at the handle itself (rx_easy): set when it is made and reset. */
+/* The options of the handle itself, set when it is made and after each reset: those that
+ * point at the rx_easy, then its owner's (`prepare`). 0 or RX_E_NOMEM. */
 static int set_handle_options(rx_easy *x)
 {
     CURL *h = x->curl;
@@ -520,6 +521,8 @@ static int set_handle_options(rx_easy *x)
     SET(CURLOPT_HEADERDATA, x);
     SET(CURLOPT_SOCKOPTDATA, x);
     SET(CURLOPT_PREREQDATA, x);
+    if (x->prepare(x, x->prepare_arg) != 0)
+        goto fail;
     return 0;
 
 fail:
@@ -534,7 +537,7 @@ rx_easy *rx_easy_new(rx_easy_prepare_fn prepare, void *prepare_arg)
     x->prepare = prepare;
     x->prepare_arg = prepare_arg;
     x->curl = curl_easy_init();
-    if (x->curl == NULL || set_handle_options(x) != 0 || x->prepare(x, x->prepare_arg) != 0) {
+    if (x->curl == NULL || set_handle_options(x) != 0) {
         rx_easy_free(x);
         return NULL;
     }
@@ -553,9 +556,7 @@ void rx_easy_free(rx_easy *x)
 int rx_easy_reset(rx_easy *x)
 {
     curl_easy_reset(x->curl);
-    if (set_handle_options(x) != 0 || x->prepare(x, x->prepare_arg) != 0)
-        return RX_E_NOMEM;
-    return 0;
+    return set_handle_options(x);
 }
 
 rx_transfer *rx_easy_transfer_of(CURL *h)

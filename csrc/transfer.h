@@ -278,9 +278,6 @@ static inline int rx_transfer_try_collect(rx_transfer *t)
     return rx_transfer_is_done(t) && sem_trywait(&t->done) == 0;
 }
 
-/* Loop thread, while started: its easy handle. */
-
-
 /* After done: whether it ended in an error. */
 static inline int rx_transfer_failed(const rx_transfer *t) { return t->error != 0; }
 
