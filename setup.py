@@ -193,6 +193,15 @@ ext = Extension(
     extra_link_args=link_args + curl_libs + ["-pthread"],
 )
 
+# The client's hot path in Python objects (requestx/_hotpath.pyx): compiled, with no C of
+# its own and no libcurl.
+hotpath = Extension(
+    "requestx._hotpath",
+    sources=["requestx/_hotpath.pyx"],
+    extra_compile_args=[f for f in compile_args if f != "-std=c11"],
+    extra_link_args=link_args,
+)
+
 try:
     from Cython.Build import cythonize
 except ImportError:  # pragma: no cover - Cython is a build requirement
@@ -200,7 +209,7 @@ except ImportError:  # pragma: no cover - Cython is a build requirement
 
 setup(
     ext_modules=cythonize(
-        [ext],
+        [ext, hotpath],
         compiler_directives=directives,
         annotate=_flag("REQUESTX_ANNOTATE"),
         force=DEBUG or ASAN,

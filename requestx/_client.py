@@ -1,14 +1,21 @@
 """
 `Client`: the blocking client, with httpx's names and semantics.
 
-One `client.get(url)` in full::
+One `client.get(url)` in full, when nothing but the client's defaults shapes it::
+
+    Client.get -> _hotpath.send_bodiless              (_hotpath.pyx: check, build, send, answer)
+                  -> plain_request                    (Request from the URL + client headers)
+                  -> engine_arguments
+                  -> Engine.perform                   (_core.pyx: submit + wait, no GIL)
+                     -> rx_engine_submit / loop thread   (csrc/engine.c)
+                  <- engine_response                  (Response: body stays in C)
+
+and otherwise (params, per-request headers, auth, cookies, mounts, hooks)::
 
     Client.get -> Client.request -> Client.build_request   (merge URL, params, headers, cookies)
                -> Client.send -> Client._send_single        (this module: picks the transport)
                   -> HTTPTransport._send                    (_transports.py)
-                     -> Engine.perform                      (_core.pyx: submit + wait, no GIL)
-                        -> rx_engine_submit / loop thread   (csrc/engine.c)
-                     <- Response._from_engine               (_models.py: body stays in C)
+                     -> Engine.perform, then engine_response as above
 
 Each request goes to a transport: the one a mount pattern picks (`mounts=`, `proxy=`, proxy
 variables), else the client's own. The client's own is an `HTTPTransport` built from its
@@ -23,7 +30,7 @@ import time
 import typing
 import warnings
 
-from . import _core
+from . import _core, _hotpath
 from ._auth import Auth, BasicAuth, build_auth
 from ._config import (
     DEFAULT_LIMITS,
@@ -352,37 +359,6 @@ class _BaseClient:
             extensions=extensions,
         )
 
-    def _plain_url(self, url: typing.Any) -> URL | None:
-        """The URL of a request that nothing but the client's defaults shapes, or None: an
-        absolute http(s) URL without credentials, given as a `str`, to a client with no
-        params, auth, cookies, hooks or mounts, no headers that set Host or framing (the
-        general path decides those; a body's own framing headers are then consistent with it
-        by construction), and whose send steps are not overridden. Such a request is built
-        by `_plain_for` and sent by `_send_plain`, without the
-        general path's layers, which would do the same (tests/test_plain_requests.py). None:
-        the caller takes the general path."""
-        hooks = self._event_hooks
-        if (
-            type(url) is not str
-            or self._direct is None
-            or self._mount_routes
-            or self._auth is not None
-            or self._params._items  # QueryParams.__bool__ without its call
-            or hooks["request"]
-            or hooks["response"]
-            or not self._plain_class
-            or not self._cookies._maybe_empty()
-            or self._headers._has_host_or_framing()
-        ):
-            return None
-        merged_url = url_from_str(url)
-        scheme = merged_url._scheme
-        if (scheme != "http" and scheme != "https") or not merged_url._host:
-            return None  # relative (base_url), unsupported or host-less: the general path
-        if merged_url._userinfo:
-            return None  # credentials become the auth flow's header
-        return merged_url
-
     def _plain_for(
         self,
         method: str,
@@ -391,16 +367,16 @@ class _BaseClient:
         data: RequestData | None = None,
         json: typing.Any | None = None,
     ) -> Request | None:
-        """`build_request(method, url, content=..., data=..., json=...)` for a plain URL
-        (`_plain_url`), or None. A method of `_PLAIN_METHODS` without a body is built in one
-        step (`Request._plain`); the rest by `Request(...)` itself, which also gives a POST
-        without a body its `Content-Length: 0`."""
-        merged_url = self._plain_url(url)
+        """`build_request(method, url, content=..., data=..., json=...)` for a URL that
+        nothing but the client's defaults shapes (`_hotpath.plain_url`), or None: the caller
+        takes the general path. A method of `_PLAIN_METHODS` without a body is built in
+        compiled code (`_hotpath.plain_request`); the rest by `Request(...)` itself, which
+        also gives a POST without a body its `Content-Length: 0`."""
+        if method in _PLAIN_METHODS and content is None and data is None and json is None:
+            return _hotpath.plain_request(self, method, url)
+        merged_url = _hotpath.plain_url(self, url)
         if merged_url is None:
             return None
-        extensions = {"timeout": self._timeout_dict}
-        if method in _PLAIN_METHODS and content is None and data is None and json is None:
-            return Request._plain(method, merged_url, self._headers, extensions)
         return Request(
             method,
             merged_url,
@@ -408,7 +384,7 @@ class _BaseClient:
             data=data,
             json=json,
             headers=self._headers,
-            extensions=extensions,
+            extensions={"timeout": self._timeout_dict},
         )
 
     def _plain_for_arguments(
@@ -568,6 +544,17 @@ class Client(_BaseClient):
         if self._closed:
             raise RuntimeError(_CLOSED_FOR_SENDING)
         response: Response = self._direct._send_plain(request, self._timeout_ms, stream)
+        return self._finish_plain(request, response, follow_redirects, stream)
+
+    def _finish_plain(
+        self,
+        request: Request,
+        response: Response,
+        follow_redirects: bool | UseClientDefault,
+        stream: bool,
+    ) -> Response:
+        """The plain path's answer given the client's cookies and default encoding when it
+        or the client needs them, or handed to the redirect loop when it is a redirect."""
         if response._sets_cookies or self._default_encoding != "utf-8":
             self._apply_client_defaults(response, response._sets_cookies)
         # The status first: most answers are no redirect, and the test costs no call.
@@ -708,9 +695,14 @@ class Client(_BaseClient):
             and timeout is USE_CLIENT_DEFAULT
             and extensions is None
         ):
-            plain = self._plain_for(method, url, content, data, json)
-            if plain is not None:
-                return self._send_plain(plain, follow_redirects)
+            if method in _PLAIN_METHODS and content is None and data is None and json is None:
+                response = _hotpath.send_bodiless(self, method, url, follow_redirects)
+                if response is not None:
+                    return response
+            else:
+                plain = self._plain_for(method, url, content, data, json)
+                if plain is not None:
+                    return self._send_plain(plain, follow_redirects)
         if cookies is not None:
             _warn_per_request_cookies()
         request = self.build_request(
@@ -730,10 +722,11 @@ class Client(_BaseClient):
 
     def get(self, url: URL | str, **kwargs: typing.Any) -> Response:
         """`GET` a URL: `client.get("/items", params={"page": 2})`."""
-        if not kwargs:  # the commonest call: the plain path without request()'s layer
-            plain = self._plain_for("GET", url)
-            if plain is not None:
-                return self._send_plain(plain, USE_CLIENT_DEFAULT)
+        if not kwargs:  # the commonest call: the whole plain path in compiled code
+            response: Response | None
+            response = _hotpath.send_bodiless(self, "GET", url, USE_CLIENT_DEFAULT)
+            if response is not None:
+                return response
         return self.request("GET", url, **kwargs)
 
     def options(self, url: URL | str, **kwargs: typing.Any) -> Response:
@@ -950,7 +943,7 @@ class AsyncClient(_BaseClient):
     async def get(self, url: URL | str, **kwargs: typing.Any) -> Response:
         """`GET` a URL: `await client.get("/items", params={"page": 2})`."""
         if not kwargs:  # the commonest call: the plain path without request()'s coroutine
-            plain = self._plain_for("GET", url)
+            plain = _hotpath.plain_request(self, "GET", url)
             if plain is not None:
                 return await self._send_plain(plain, USE_CLIENT_DEFAULT)
         return await self.request("GET", url, **kwargs)

@@ -3,12 +3,12 @@
 
 One blocking request, end to end::
 
-    Client.send()  (_client.py)
+    _hotpath.send_bodiless() or Client.send()  (_hotpath.pyx, _client.py)
       -> Engine.perform()                     this module: build an rx_transfer, submit it,
          -> rx_engine_submit()   (engine.c)   queue it for the loop thread (one eventfd write)
          -> rx_transfer_wait()   (transfer.c) wait on the transfer's semaphore, GIL released
-      <- (status, version, raw header block, Body, elapsed)
-    Response._from_engine()  (_models.py)
+      <- (status, version, raw header block, Body, elapsed, header marks)
+    _hotpath.engine_response()  (_hotpath.pyx)
 
 The loop thread (engine.c) never touches Python objects and never takes the GIL.
 """

@@ -5,8 +5,8 @@ Two paths matter for speed and are kept short:
 
 * `Headers._from_raw_block` keeps the raw header block libcurl captured and parses
   it on first use; many responses are never asked for a header.
-* `Response._from_engine` builds a response from what the engine hands over
-  without running `__init__`: the body stays in the engine's buffer (exported
+* `_hotpath.engine_response` (compiled) builds a response from what the engine hands
+  over without running `__init__`: the body stays in the engine's buffer (exported
   through the buffer protocol) until `.content` copies it once or `.json()`
   parses it in place.
 
@@ -418,7 +418,7 @@ class Headers(typing.MutableMapping[str, str]):
 _COMMON_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+").fullmatch
 _METHODS_WITH_BODY = frozenset({"POST", "PUT", "PATCH"})
-# The request methods `Request._plain` builds (no Content-Length: 0 to add).
+# The request methods `_hotpath.plain_request` builds (no Content-Length: 0 to add).
 _PLAIN_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "DELETE"})
 _HOST_OR_FRAMING = frozenset({b"host", b"content-length", b"transfer-encoding"})
 
@@ -519,23 +519,6 @@ class Request:
                 self._content = None  # a stream, fed to the engine as the request runs
                 self._stream = body
             self._add_default_headers(body_headers)
-
-    @classmethod
-    def _plain(
-        cls, method: str, url: URL, headers: Headers, extensions: dict[str, typing.Any]
-    ) -> Request:
-        """What `Request(method, url, headers=headers, extensions=extensions)` builds, for a
-        bodiless method (see `_PLAIN_METHODS`), an http(s) URL with a host and `headers` that
-        set neither Host nor framing (the caller's tests): Host, then `headers`' entries.
-        `extensions` is taken, not copied. The client's hot path (`_BaseClient._plain_for`)."""
-        request = cls.__new__(cls)
-        request.method = method
-        request.url = url
-        request.headers = Headers._from_entries([url._host_entry(), *headers._entries()])
-        request.extensions = extensions
-        request._content = b""
-        request._stream = None
-        return request
 
     def _add_default_headers(self, body_headers: typing.Iterable[tuple[bytes, bytes]]) -> None:
         headers = self.headers
@@ -687,11 +670,11 @@ class Response:
         requestx.HTTPStatusError: Client error '404 Not Found' for url 'https://x/'
         ...
 
-    Responses from the client are built by `_from_engine`; their body stays in the
+    Responses from the client are built by `_hotpath.engine_response`; their body stays in the
     engine's buffer until `.content` (one copy) or `.json()` (parsed in place).
     """
 
-    # Defaults at class level: `_from_engine` then only sets what differs.
+    # Defaults at class level: `_hotpath.engine_response` then only sets what differs.
     status_code: int
     _request: Request | None = None
     next_request: Request | None = None
@@ -755,29 +738,6 @@ class Response:
             self.read()
             # As in httpx: nothing came over a network, so nothing was downloaded.
             self._num_bytes_downloaded = 0
-
-    @classmethod
-    def _from_engine(
-        cls,
-        request: Request,
-        status_code: int,
-        http_version: str,
-        raw_headers: bytes,
-        body: typing.Any,
-        elapsed: float,
-    ) -> Response:
-        """
-        A finished response from the engine. `body` exports the (already
-        content-decoded) body through the buffer protocol; `elapsed` is in seconds.
-        """
-        response = cls.__new__(cls)
-        response.status_code = status_code
-        response._request = request
-        response._http_version = http_version
-        response._raw_headers = raw_headers
-        response._body = body
-        response._elapsed = elapsed
-        return response
 
     @classmethod
     def _from_engine_stream(

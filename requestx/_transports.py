@@ -44,7 +44,8 @@ from ._exceptions import (
     exception_for_engine_error,
 )
 from ._framing import check_request_framing
-from ._models import _METHODS_WITH_BODY, Request, Response
+from ._hotpath import engine_arguments, engine_response
+from ._models import Request, Response
 from ._routing import engine_route, normalize_proxy
 from ._streams import (
     AsyncEngineResponseStream,
@@ -213,8 +214,8 @@ def _retry_delay(attempt: int) -> float:
 
 class _EngineTransport:
     """What HTTPTransport and AsyncHTTPTransport share: their settings, checked and turned
-    into the engine's once, and the two ends of a trip through the engine
-    (`_engine_arguments`, `_build_response`)."""
+    into the engine's once; the two ends of a trip through the engine are compiled
+    (`_hotpath.engine_arguments`, `_hotpath.engine_response`)."""
 
     _blocking = False  # whose callers wait in perform(): they get blocking lanes
 
@@ -275,23 +276,7 @@ class _EngineTransport:
         once its URL and framing headers are checked. A streamed body (`request._content`
         None) is not part of it: it is fed separately."""
         _check_sendable(request)
-        return self._arguments(request, timeouts)
-
-    def _arguments(self, request: Request, timeouts: tuple[int, ...]) -> EngineArguments:
-        """`_engine_arguments` without the checks: for a request the client's plain path
-        built (`_BaseClient._plain_url`), whose URL and framing are right by construction."""
-        method = request.method
-        body = request._content
-        return (
-            method.encode("ascii"),
-            request.url._engine_target(),  # without credentials: see build_request_auth
-            request.headers._entries(),
-            body if body or method in _METHODS_WITH_BODY else None,
-            timeouts,
-            self._http_version,
-            self._tls,
-            self._route,
-        )
+        return engine_arguments(self, request, timeouts)
 
     def _error(self, exc: _core.EngineError, request: Request) -> RequestError:
         """The exception for a failed transfer. Through a proxy, every connection is to the
@@ -301,17 +286,6 @@ class _EngineTransport:
             message = f"Cannot connect to proxy {self._proxy.url}: {error}"
             return ProxyError(message, request=request)
         return error
-
-    def _build_response(self, request: Request, result: tuple[typing.Any, ...]) -> Response:
-        status, version, raw_headers, body, elapsed, marks = result
-        response = Response._from_engine(request, status, version, raw_headers, body, elapsed)
-        # Decoding and cookies are skipped unless the engine saw their header fields arrive
-        # (most responses need neither).
-        if marks & _MARK_CONTENT_ENCODING:
-            response._decode_engine_body(self._max_body_bytes)
-        if marks & _MARK_SET_COOKIE:
-            response._sets_cookies = True
-        return response
 
     def _build_stream_response(
         self, request: Request, head: tuple[int, str, bytes, int], stream: typing.Any
@@ -353,29 +327,30 @@ class HTTPTransport(_EngineTransport, BaseTransport):
         self, request: Request, timeouts: tuple[int, ...], stream: bool = False
     ) -> Response:
         """`_send` without the checks: for a request they passed, or one the client's plain
-        path built (its hot path), whose URL and framing are right by construction."""
-        arguments = self._arguments(request, timeouts)
+        path built (`_hotpath.plain_url`), whose URL and framing are right by construction."""
+        arguments = engine_arguments(self, request, timeouts)
         if stream or request._content is None:
             return self._send_through_stream(request, arguments, stream)
         try:
             result = self._engine.perform(*arguments)
         except _core.EngineError as exc:
-            error = self._error(exc, request)
-            if not (self._retries and isinstance(error, _RETRIED_ERRORS)):
-                raise error from exc
-            result = self._retry(arguments, request, error)
-        return self._build_response(request, result)
+            result = self._perform_failed(exc, request, arguments)
+        return engine_response(request, result, self._max_body_bytes)
 
-    def _retry(
-        self, arguments: EngineArguments, request: Request, error: RequestError
+    def _perform_failed(
+        self, exc: _core.EngineError, request: Request, arguments: EngineArguments
     ) -> tuple[typing.Any, ...]:
-        """`retries` more attempts for a request that could not connect."""
+        """The result of `retries` more attempts for a request that could not connect, or
+        the exception for its failure raised."""
+        error = self._error(exc, request)
+        if not (self._retries and isinstance(error, _RETRIED_ERRORS)):
+            raise error from exc
         for attempt in range(self._retries):
             time.sleep(_retry_delay(attempt))
             try:
                 return self._engine.perform(*arguments)
-            except _core.EngineError as exc:
-                error = self._error(exc, request)
+            except _core.EngineError as retry_exc:
+                error = self._error(retry_exc, request)
                 if not isinstance(error, _RETRIED_ERRORS):
                     break
         raise error
@@ -398,7 +373,7 @@ class HTTPTransport(_EngineTransport, BaseTransport):
         except _core.EngineError as exc:
             raise self._error(exc, request) from exc
         if not stream_response:
-            return self._build_response(request, result)
+            return engine_response(request, result, self._max_body_bytes)
         assert head is not None  # a blocking wait returns the head or raises
         return self._build_stream_response(request, head, EngineResponseStream(pending, request))
 
@@ -423,7 +398,7 @@ class AsyncHTTPTransport(_EngineTransport, AsyncBaseTransport):
         self, request: Request, timeouts: tuple[int, ...], stream: bool = False
     ) -> typing.Coroutine[typing.Any, typing.Any, Response]:
         """`_send` without the checks (see HTTPTransport._send_plain)."""
-        arguments = self._arguments(request, timeouts)
+        arguments = engine_arguments(self, request, timeouts)
         if stream or request._content is None:
             return self._send_through_stream(request, arguments, stream)
         return self._perform(request, arguments)
@@ -446,7 +421,7 @@ class AsyncHTTPTransport(_EngineTransport, AsyncBaseTransport):
                     raise error from exc
             await anyio.sleep(_retry_delay(attempt))  # retries=...
             attempt += 1
-        return self._build_response(request, result)
+        return engine_response(request, result, self._max_body_bytes)
 
     async def _send_through_stream(
         self, request: Request, arguments: EngineArguments, stream_response: bool
@@ -474,7 +449,7 @@ class AsyncHTTPTransport(_EngineTransport, AsyncBaseTransport):
         except _core.EngineError as exc:
             raise self._error(exc, request) from exc
         if not stream_response:
-            return self._build_response(request, result)
+            return engine_response(request, result, self._max_body_bytes)
         assert head is not None  # the loop above ends only with a head
         stream = AsyncEngineResponseStream(pending, request, bridge)
         return self._build_stream_response(request, head, stream)

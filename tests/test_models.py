@@ -26,6 +26,7 @@ from requestx._exceptions import (
     ResponseNotRead,
     StreamConsumed,
 )
+from requestx._hotpath import engine_response
 from requestx._models import Cookies, Headers, Request, Response
 from requestx._urls import URL
 
@@ -490,7 +491,7 @@ def _engine_response(
     version: str = "HTTP/1.1",
 ) -> Response:
     request = Request("GET", "http://h.example/p")
-    return Response._from_engine(request, status, version, block, body, 0.0125)
+    return engine_response(request, (status, version, block, body, 0.0125, 0), None)
 
 
 def test_engine_response_basics() -> None:

@@ -17,6 +17,7 @@ A shortcut must never change what reaches the server or what the caller gets bac
 
 from __future__ import annotations
 
+import gzip
 import typing
 
 import anyio
@@ -210,6 +211,50 @@ def test_each_redirect_hop_is_requested_once(server: HypercornServer) -> None:
             assert server.request_count() == 3
 
     anyio.run(run)
+
+
+def test_answers_the_compiled_path_hands_back_to_python(server: HypercornServer) -> None:
+    """`_hotpath.send_bodiless` hands an answer with Set-Cookie, a redirect (of any bodiless
+    method, with `follow_redirects` given per call) and a client's own default encoding to
+    the client's Python; each is checked by what the caller and the server saw."""
+    with requestx.Client(default_encoding="latin-1") as client:
+        spy = GeneralPathSpy(client)
+        server.reset_stats()
+        response = client.get(server.url + "/cookies/set?flavour=oat")
+        assert response.status_code == 200 and spy.calls == 0
+        assert client.cookies["flavour"] == "oat"
+        assert response.default_encoding == "latin-1"
+        # The jar is no longer empty: the next request takes the general path and sends it.
+        assert client.get(server.url + "/cookies").json() == {"cookie": "flavour=oat"}
+        assert spy.calls == 1
+        assert server.request_count() == 2
+    with requestx.Client() as client:
+        for method in PLAIN_METHODS:
+            server.reset_stats()
+            answer = client.request(method, server.url + "/redirect/chain/1")
+            assert answer.status_code == 302 and answer.next_request is not None
+            assert server.request_count() == 1
+            followed = client.request(
+                method, server.url + "/redirect/chain/1", follow_redirects=True
+            )
+            assert followed.status_code == 200 and len(followed.history) == 2
+            assert server.request_count() == 1 + 3, method
+
+
+def test_content_encoding_on_the_compiled_path(tmp_path: typing.Any) -> None:
+    """An encoded answer is decoded by `_hotpath.engine_response` as on the general path."""
+    document = b'{"items": [1, 2, 3]}' * 50
+    with (
+        nginx_or_skip(encoded={"gz": ("gzip", gzip.compress(document))}) as nginx,
+        requestx.Client() as client,
+    ):
+        spy = GeneralPathSpy(client)
+        plain = client.get(nginx.url + "/encoded/gz")
+        general = client.get(nginx.url + "/encoded/gz", headers={})
+        assert spy.calls == 1
+    assert plain.content == general.content == document
+    assert plain.headers["content-encoding"] == "gzip"
+    assert plain.num_bytes_downloaded == general.num_bytes_downloaded < len(document)
 
 
 def test_changes_after_construction_are_honoured(recorder: RecordingServer) -> None:
