@@ -16,7 +16,7 @@ py=.venv/bin/python
 echo "test: building the extension"
 # An extension left sanitized by an interrupted scripts/test_asan.sh loads only with the ASan
 # runtime preloaded: rebuild it.
-for so in requestx/_core.*.so; do
+for so in requestx/*.so; do
     if [ -e "$so" ] && ldd "$so" | grep -q libasan; then rm -f "$so"; fi
 done
 "$py" setup.py -q build_ext --inplace >/dev/null

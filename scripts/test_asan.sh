@@ -26,12 +26,13 @@ mkdir -p "$stage"
 "$py" setup.py -q build_ext --inplace >/dev/null # the normal build, to put back afterwards
 REQUESTX_ASAN=1 "$py" setup.py -q build_ext --build-lib "$stage/lib" --build-temp "$stage/tmp" \
     >/dev/null
-inplace="$(echo requestx/_core.*.so)"
-mv "$inplace" "$stage/normal.so"
+# Both extension modules, the engine's bridge and the compiled hot path, are swapped.
+inplace=(requestx/_core.*.so requestx/_hotpath.*.so)
+for so in "${inplace[@]}"; do mv "$so" "$stage/$(basename "$so").normal"; done
 # shellcheck disable=SC2317  # called by the trap
-restore() { mv -f "$stage/normal.so" "$inplace"; }
+restore() { for so in "${inplace[@]}"; do mv -f "$stage/$(basename "$so").normal" "$so"; done; }
 trap restore EXIT
-cp "$stage"/lib/requestx/_core.*.so "$inplace"
+for so in "${inplace[@]}"; do cp "$stage/lib/$so" "$so"; done
 
 asan_runtime="$(gcc -print-file-name=libasan.so)"
 ubsan_runtime="$(gcc -print-file-name=libubsan.so)"
@@ -41,7 +42,8 @@ export REQUESTX_TEST_ASAN=1 # tests/sanitized.py: memory figures and child sanit
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:log_path=$report"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$report"
 
-"$py" -c 'import requestx._core as c, subprocess; assert b"libasan" in subprocess.check_output(["ldd", c.__file__])'
+"$py" -c 'import requestx._core as c, requestx._hotpath as h, subprocess
+for m in (c, h): assert b"libasan" in subprocess.check_output(["ldd", m.__file__]), m'
 echo "test_asan: pytest (requestx built with ASan + UBSan)"
 status=0
 "$py" -m pytest -p no:cacheprovider "$@" || status=$?
