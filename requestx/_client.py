@@ -811,6 +811,17 @@ class AsyncClient(_BaseClient):
         if self._closed:
             raise RuntimeError(_CLOSED_FOR_SENDING)
         response: Response = await self._direct._send_plain(request, self._timeout_ms, stream)
+        return await self._finish_plain(request, response, follow_redirects, stream)
+
+    async def _finish_plain(
+        self,
+        request: Request,
+        response: Response,
+        follow_redirects: bool | UseClientDefault,
+        stream: bool,
+    ) -> Response:
+        """The plain path's answer given the client's cookies and default encoding when it
+        or the client needs them, or handed to the redirect loop when it is a redirect."""
         if response._sets_cookies or self._default_encoding != "utf-8":
             self._apply_client_defaults(response, response._sets_cookies)
         if response.status_code not in _REDIRECT_CODES or not response.has_redirect_location:
@@ -942,10 +953,19 @@ class AsyncClient(_BaseClient):
 
     async def get(self, url: URL | str, **kwargs: typing.Any) -> Response:
         """`GET` a URL: `await client.get("/items", params={"page": 2})`."""
-        if not kwargs:  # the commonest call: the plain path without request()'s coroutine
+        if not kwargs and not self._closed:  # the commonest call: the plain path, awaited here
             plain = _hotpath.plain_request(self, "GET", url)
             if plain is not None:
-                return await self._send_plain(plain, USE_CLIENT_DEFAULT)
+                transport = self._direct
+                arguments = _hotpath.engine_arguments(transport, plain, self._timeout_ms)
+                response: Response = await transport._perform(plain, arguments)
+                if (
+                    response._sets_cookies
+                    or response.status_code in _REDIRECT_CODES
+                    or self._default_encoding != "utf-8"
+                ):
+                    return await self._finish_plain(plain, response, USE_CLIENT_DEFAULT, False)
+                return response
         return await self.request("GET", url, **kwargs)
 
     async def options(self, url: URL | str, **kwargs: typing.Any) -> Response:

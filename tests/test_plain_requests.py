@@ -466,6 +466,31 @@ async def test_async_plain_and_general_paths_send_the_same_head(
 
 
 @pytest.mark.anyio
+async def test_async_get_hands_answers_back_to_python(server: HypercornServer) -> None:
+    """`AsyncClient.get(url)` awaits the engine itself and hands an answer with Set-Cookie,
+    a redirect or a client's own default encoding to `_finish_plain`; a closed client
+    raises as on the general path. Checked by what the caller and the server saw."""
+    async with requestx.AsyncClient(default_encoding="latin-1") as client:
+        spy = AsyncGeneralPathSpy(client)
+        server.reset_stats()
+        response = await client.get(server.url + "/cookies/set?flavour=oat")
+        assert response.status_code == 200 and spy.calls == 0
+        assert client.cookies["flavour"] == "oat"
+        assert response.default_encoding == "latin-1"
+        assert (await client.get(server.url + "/cookies")).json() == {"cookie": "flavour=oat"}
+        assert server.request_count() == 2
+    async with requestx.AsyncClient(follow_redirects=True) as client:
+        spy = AsyncGeneralPathSpy(client)
+        server.reset_stats()
+        followed = await client.get(server.url + "/redirect/chain/1")
+        assert followed.status_code == 200 and len(followed.history) == 2
+        assert server.request_count() == 3
+        assert spy.calls == 1  # the redirect loop went on from the first answer
+    with pytest.raises(RuntimeError, match="closed"):
+        await client.get(server.url + "/echo")
+
+
+@pytest.mark.anyio
 async def test_async_plain_path_fallbacks_and_redirects(
     recorder: RecordingServer, server: HypercornServer
 ) -> None:
