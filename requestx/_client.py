@@ -428,6 +428,14 @@ class _BaseClient:
         if has_cookies:
             self._cookies.extract_cookies(response)
 
+    def _adopt_plain_answer(self, response: Response) -> bool:
+        """Give a plain-path answer the client's cookies and default encoding when it or the
+        client needs them; whether it is final (no redirect for the redirect loop)."""
+        if response._sets_cookies or self._default_encoding != "utf-8":
+            self._apply_client_defaults(response, response._sets_cookies)
+        # The status first: most answers are no redirect, and the test costs no call.
+        return response.status_code not in _REDIRECT_CODES or not response.has_redirect_location
+
     def _adopt_transport_response(
         self, request: Request, response: Response, read_body: bool, started: float
     ) -> Response:
@@ -553,12 +561,9 @@ class Client(_BaseClient):
         follow_redirects: bool | UseClientDefault,
         stream: bool,
     ) -> Response:
-        """The plain path's answer given the client's cookies and default encoding when it
-        or the client needs them, or handed to the redirect loop when it is a redirect."""
-        if response._sets_cookies or self._default_encoding != "utf-8":
-            self._apply_client_defaults(response, response._sets_cookies)
-        # The status first: most answers are no redirect, and the test costs no call.
-        if response.status_code not in _REDIRECT_CODES or not response.has_redirect_location:
+        """The plain path's answer, given what the client adds (`_adopt_plain_answer`), or
+        handed to the redirect loop when it is a redirect."""
+        if self._adopt_plain_answer(response):
             return response
         follow = self._check_send_options(follow_redirects)
         return self._send_handling_redirects(request, follow, [], stream, answer=response)
@@ -820,11 +825,9 @@ class AsyncClient(_BaseClient):
         follow_redirects: bool | UseClientDefault,
         stream: bool,
     ) -> Response:
-        """The plain path's answer given the client's cookies and default encoding when it
-        or the client needs them, or handed to the redirect loop when it is a redirect."""
-        if response._sets_cookies or self._default_encoding != "utf-8":
-            self._apply_client_defaults(response, response._sets_cookies)
-        if response.status_code not in _REDIRECT_CODES or not response.has_redirect_location:
+        """The plain path's answer, given what the client adds (`_adopt_plain_answer`), or
+        handed to the redirect loop when it is a redirect."""
+        if self._adopt_plain_answer(response):
             return response
         follow = self._check_send_options(follow_redirects)
         return await self._send_handling_redirects(request, follow, [], stream, answer=response)

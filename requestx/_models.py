@@ -251,13 +251,6 @@ class Headers(typing.MutableMapping[str, str]):
         except (UnicodeEncodeError, AttributeError):
             return None
 
-    def _has_host_or_framing(self) -> bool:
-        """Whether Host, Content-Length or Transfer-Encoding is among these headers."""
-        for entry in self._entries():  # noqa: SIM110 (see _has)
-            if entry[1] in _HOST_OR_FRAMING:
-                return True
-        return False
-
     def _has(self, lower_name: bytes) -> bool:
         # A plain loop: on the request hot path it beats any() over a generator.
         for entry in self._entries():  # noqa: SIM110
@@ -420,7 +413,6 @@ _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+").fullmatch
 _METHODS_WITH_BODY = frozenset({"POST", "PUT", "PATCH"})
 # The request methods `_hotpath.plain_request` builds (no Content-Length: 0 to add).
 _PLAIN_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "DELETE"})
-_HOST_OR_FRAMING = frozenset({b"host", b"content-length", b"transfer-encoding"})
 
 
 class _UnattachedStream:
