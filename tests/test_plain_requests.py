@@ -1,8 +1,8 @@
 """The plain path: `client.get(url)`, `client.post(url, json=...)` and the like, when nothing but
-the client's defaults and the body shapes the request, are built by `Request._plain` (bodiless)
-or `Request(...)` and sent by the transport's `_send_plain` instead of going through
-`build_request` -> `send` -> the redirect loop -> `_send_single` (`_BaseClient._plain_url`,
-docs/architecture.md "The plain path").
+the client's defaults and the body shapes the request, are built by `_hotpath.plain_request`
+(bodiless) or `Request(...)` and sent straight to the engine (`_hotpath.send_bodiless`, the
+transport's `_send_plain`) instead of going through `build_request` -> `send` -> the redirect
+loop -> `_send_single` (`_hotpath.plain_url`, docs/architecture.md "The plain path").
 
 A shortcut must never change what reaches the server or what the caller gets back, so:
 
