@@ -198,7 +198,7 @@ ext = Extension(
 hotpath = Extension(
     "requestx._hotpath",
     sources=["requestx/_hotpath.pyx"],
-    extra_compile_args=[f for f in compile_args if f != "-std=c11"],
+    extra_compile_args=compile_args,
     extra_link_args=link_args,
 )
 

@@ -151,13 +151,20 @@ def send_bodiless(client, str method, url, follow_redirects):
     except EngineError as exc:
         result = transport._perform_failed(exc, request, arguments)  # raises or retries
     response = engine_response(request, result, transport._max_body_bytes)
-    if (
-        <long>result[5] & MARK_SET_COOKIE
-        or result[0] in REDIRECT_CODES
-        or client._default_encoding != "utf-8"
-    ):
+    if needs_client(client, response):
         return client._finish_plain(request, response, follow_redirects, False)
     return response
+
+
+cpdef bint needs_client(client, response):
+    """Whether a plain-path answer goes on in the client's Python (`_finish_plain`): it sets
+    cookies, it may be a redirect, or the client has a default encoding of its own. Most
+    answers need none of it and are returned as they are."""
+    return (
+        response._sets_cookies
+        or response.status_code in REDIRECT_CODES
+        or client._default_encoding != "utf-8"
+    )
 
 
 cdef _bodiless_request(client, str method, merged_url):
