@@ -14,6 +14,7 @@ Environment switches (all optional):
 
 from __future__ import annotations
 
+import glob
 import os
 import shlex
 import shutil
@@ -150,41 +151,12 @@ directives = {
 
 ext = Extension(
     "requestx._core",
-    sources=[
-        "requestx/_core.pyx",
-        "requestx/gil_probe.c",
-        "csrc/buffer.c",
-        "csrc/completion.c",
-        "csrc/request.c",
-        "csrc/transfer.c",
-        "csrc/stream.c",
-        "csrc/engine.c",
-        "csrc/deadlines.c",
-        "csrc/spin.c",
-        "csrc/sockets.c",
-        "csrc/origin.c",
-        "csrc/tls.c",
-        "csrc/route.c",
-        "csrc/load.c",
-        "csrc/gate.c",
-    ],
+    # Every file of the engine: the platform layer's files compile to nothing off their own
+    # platform (csrc/platform.h), so the list is the same everywhere.
+    sources=["requestx/_core.pyx", "requestx/gil_probe.c", *sorted(glob.glob("csrc/*.c"))],
     include_dirs=["csrc", "requestx"],
     depends=[
-        "csrc/buffer.h",
-        "csrc/clock.h",
-        "csrc/completion.h",
-        "csrc/transfer.h",
-        "csrc/origin.h",
-        "csrc/tls.h",
-        "csrc/route.h",
-        "csrc/load.h",
-        "csrc/engine.h",
-        "csrc/deadlines.h",
-        "csrc/spin.h",
-        "csrc/sockets.h",
-        "csrc/gate.h",
-        "csrc/stat.h",
-        "csrc/token.h",
+        *sorted(glob.glob("csrc/*.h")),
         "requestx/_core.pxd",
         "requestx/gil_probe.h",
         *([] if SYSTEM_LIBCURL else [os.path.relpath(LIBCURL_STAMP, HERE)]),

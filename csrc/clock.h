@@ -1,33 +1,27 @@
-/* The loop thread's notion of "now", read once per wake-up so callbacks never call the clock. */
+/* The monotonic clock every deadline and timed wait is measured on, and the loop thread's
+ * notion of "now", read once per wake-up so callbacks never call the clock. */
 #ifndef RX_CLOCK_H
 #define RX_CLOCK_H
 
 #include <stdint.h>
+
+#include "thread.h"
+
+extern RX_THREAD_LOCAL int64_t rx_loop_now_ms;
+
+#ifdef _WIN32
+static inline int64_t rx_clock_us(void)
+{
+    static LARGE_INTEGER frequency; /* fixed at boot: a racing first read writes the same */
+    LARGE_INTEGER now;
+    if (frequency.QuadPart == 0)
+        QueryPerformanceFrequency(&frequency);
+    QueryPerformanceCounter(&now);
+    return (int64_t)(now.QuadPart / frequency.QuadPart * 1000000 +
+                     now.QuadPart % frequency.QuadPart * 1000000 / frequency.QuadPart);
+}
+#else
 #include <time.h>
-
-extern __thread int64_t rx_loop_now_ms;
-
-static inline int64_t rx_clock_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* `timeout_ms` from now on `clock`, as the absolute time that timed waits take (which clock
- * depends on the wait: condition variables default to CLOCK_REALTIME). */
-static inline struct timespec rx_clock_deadline(clockid_t clock, long timeout_ms)
-{
-    struct timespec at;
-    clock_gettime(clock, &at);
-    at.tv_sec += timeout_ms / 1000;
-    at.tv_nsec += (timeout_ms % 1000) * 1000000L;
-    if (at.tv_nsec >= 1000000000L) {
-        at.tv_sec += 1;
-        at.tv_nsec -= 1000000000L;
-    }
-    return at;
-}
 
 static inline int64_t rx_clock_us(void)
 {
@@ -35,5 +29,8 @@ static inline int64_t rx_clock_us(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
+#endif
+
+static inline int64_t rx_clock_ms(void) { return rx_clock_us() / 1000; }
 
 #endif

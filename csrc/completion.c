@@ -1,10 +1,6 @@
 #include "completion.h"
 
-#include <errno.h>
-#include <stdint.h>
 #include <stdlib.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include "transfer.h"
 
@@ -13,12 +9,11 @@ rx_completion_queue *rx_cq_new(void)
     rx_completion_queue *cq = calloc(1, sizeof *cq);
     if (cq == NULL)
         return NULL;
-    cq->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (cq->fd < 0) {
+    if (rx_notifier_open(&cq->notifier) != 0) {
         free(cq);
         return NULL;
     }
-    pthread_mutex_init(&cq->lock, NULL);
+    rx_mutex_init(&cq->lock);
     cq->refs = 1;
     return cq;
 }
@@ -31,18 +26,18 @@ void rx_cq_unref(rx_completion_queue *cq)
         return;
     /* The last reference: the owner closed it (so nothing is queued) and no transfer points
      * at it any more. */
-    close(cq->fd);
-    pthread_mutex_destroy(&cq->lock);
+    rx_notifier_close(&cq->notifier);
+    rx_mutex_destroy(&cq->lock);
     free(cq);
 }
 
 void rx_cq_close(rx_completion_queue *cq)
 {
-    pthread_mutex_lock(&cq->lock);
+    rx_mutex_lock(&cq->lock);
     cq->closed = 1;
     rx_transfer *t = cq->head;
     cq->head = cq->tail = NULL;
-    pthread_mutex_unlock(&cq->lock);
+    rx_mutex_unlock(&cq->lock);
     while (t != NULL) {
         rx_transfer *next = t->cq_link.next;
         rx_transfer_unref(t); /* may drop the last reference to cq itself: not the owner's */
@@ -53,9 +48,9 @@ void rx_cq_close(rx_completion_queue *cq)
 
 void rx_cq_push(rx_completion_queue *cq, rx_transfer *t)
 {
-    pthread_mutex_lock(&cq->lock);
+    rx_mutex_lock(&cq->lock);
     if (cq->closed) {
-        pthread_mutex_unlock(&cq->lock);
+        rx_mutex_unlock(&cq->lock);
         return; /* nobody will drain it: the transfer is freed with its last reference */
     }
     /* `queued` is read and written only under the queue's lock. We wrote the news (state,
@@ -66,7 +61,7 @@ void rx_cq_push(rx_completion_queue *cq, rx_transfer *t)
     if (t->cq_link.queued) {
         /* A streaming transfer notified already and not yet drained: one entry is enough,
          * the drainer looks at its current state. */
-        pthread_mutex_unlock(&cq->lock);
+        rx_mutex_unlock(&cq->lock);
         return;
     }
     t->cq_link.queued = 1;
@@ -78,26 +73,21 @@ void rx_cq_push(rx_completion_queue *cq, rx_transfer *t)
     else
         cq->tail->cq_link.next = t;
     cq->tail = t;
-    pthread_mutex_unlock(&cq->lock);
+    rx_mutex_unlock(&cq->lock);
     if (was_empty) {
-        /* As with the engine's command queue: the drainer resets the eventfd before taking
-         * the list, so a push after that reset finds the list empty and writes again. */
-        uint64_t one = 1;
-        ssize_t n;
-        do
-            n = write(cq->fd, &one, sizeof one);
-        while (n < 0 && errno == EINTR);
+        /* As with the engine's command queue: the drainer clears the notifier before taking
+         * the list, so a push after that finds the list empty and raises it again. */
+        rx_notifier_raise(&cq->notifier);
     }
 }
 
 rx_transfer *rx_cq_drain(rx_completion_queue *cq)
 {
-    uint64_t count;
-    if (read(cq->fd, &count, sizeof count) < 0) { /* EAGAIN: nothing signalled; look anyway */ }
-    pthread_mutex_lock(&cq->lock);
+    rx_notifier_clear(&cq->notifier); /* raised or not, look */
+    rx_mutex_lock(&cq->lock);
     rx_transfer *head = cq->head;
     cq->head = cq->tail = NULL;
-    pthread_mutex_unlock(&cq->lock);
+    rx_mutex_unlock(&cq->lock);
     return head;
 }
 
@@ -106,7 +96,7 @@ rx_transfer *rx_cq_next(const rx_transfer *t) { return t->cq_link.next; }
 void rx_cq_settle(rx_transfer *t)
 {
     rx_completion_queue *cq = t->cq;
-    pthread_mutex_lock(&cq->lock); /* see rx_cq_push */
+    rx_mutex_lock(&cq->lock); /* see rx_cq_push */
     t->cq_link.queued = 0;
-    pthread_mutex_unlock(&cq->lock);
+    rx_mutex_unlock(&cq->lock);
 }

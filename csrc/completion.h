@@ -1,9 +1,10 @@
 /* A completion queue: where the loop thread hands finished transfers to one event loop.
  *
  * One queue per Python event loop (asyncio/uvloop loop or trio run). The loop thread appends a
- * finished transfer and writes the queue's eventfd only when the queue goes from empty to
- * non-empty, so a burst of N completions costs the event loop one wake-up; the event loop
- * then takes the whole list in one rx_cq_drain() call. No GIL is involved on the C side.
+ * finished transfer and raises the queue's notifier (platform.h: an eventfd on Linux, a pipe or
+ * socket pair elsewhere) only when the queue goes from empty to non-empty, so a burst of N
+ * completions costs the event loop one wake-up; the event loop then takes the whole list in
+ * one rx_cq_drain() call. No GIL is involved on the C side.
  *
  * Reference counted: every transfer pointed at a queue holds a reference, so the queue
  * outlives whatever may still complete into it. Its owner lets go with rx_cq_close(), not
@@ -12,14 +13,15 @@
 #ifndef RX_COMPLETION_H
 #define RX_COMPLETION_H
 
-#include <pthread.h>
+#include "platform.h"
+#include "thread.h"
 
 typedef struct rx_transfer rx_transfer;
 
 typedef struct rx_completion_queue {
-    pthread_mutex_t lock;
+    rx_mutex lock;
     rx_transfer *head, *tail; /* linked through rx_transfer.cq_link.next */
-    int fd;                   /* eventfd, non-blocking */
+    rx_notifier notifier;     /* its read_end is what the event loop watches */
     int refs;                 /* atomic */
     int closed;               /* guarded by lock: the owner has gone, pushes are dropped */
 } rx_completion_queue;
@@ -27,7 +29,7 @@ typedef struct rx_completion_queue {
 /* NULL when out of memory or descriptors. */
 rx_completion_queue *rx_cq_new(void);
 void rx_cq_ref(rx_completion_queue *cq);
-/* The last reference closes the eventfd and frees the queue (transfers still queued are
+/* The last reference closes the notifier and frees the queue (transfers still queued are
  * released too). */
 void rx_cq_unref(rx_completion_queue *cq);
 
@@ -39,7 +41,7 @@ void rx_cq_close(rx_completion_queue *cq);
  * queue is closed. */
 void rx_cq_push(rx_completion_queue *cq, rx_transfer *t);
 
-/* Event loop: reset the eventfd, then take every queued transfer (a list linked through
+/* Event loop: clear the notifier, then take every queued transfer (a list linked through
  * rx_cq_next(), oldest first; the caller owns one reference to each). NULL if none. */
 rx_transfer *rx_cq_drain(rx_completion_queue *cq);
 

@@ -1,27 +1,23 @@
-/* The loop thread: command queue, epoll + curl_multi_socket_action, timeouts, completions.
+/* The loop thread: command queue, the poller + curl_multi_socket_action, timeouts, completions.
  * See engine.h for the threading contract and docs/architecture.md for the picture. */
 #include "engine.h"
 
 #include <errno.h>
-#include <pthread.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include "clock.h"
 #include "deadlines.h"
 #include "gate.h"
 #include "origin.h"
+#include "platform.h"
 #include "sockets.h"
 #include "spin.h"
 #include "stat.h"
+#include "thread.h"
 
-__thread int64_t rx_loop_now_ms;
+RX_THREAD_LOCAL int64_t rx_loop_now_ms;
 
 /* Easy handles alive in this process (tests assert it returns to zero; rx_engine_live_easy). */
 static long live_easy_handles; /* atomic */
@@ -52,21 +48,21 @@ enum { MAX_EVENTS = 64, EASY_POOL_MAX = 128 };
 
 struct rx_engine {
     /* Shared with other threads: guarded by `lock`. */
-    pthread_mutex_t lock;
+    rx_mutex lock;
     rx_command *queue_head, *queue_tail;
-    int wake_owed;           /* deferred commands queued since the last eventfd write or take */
+    int wake_owed;           /* deferred commands queued since the last wake-up or take */
     int closing;             /* no new submits; the loop exits once it sees it */
     int stuck;               /* close timed out: the loop thread still runs, never free */
     int driver;              /* who runs the loop body now: LOOP_THREAD, NOBODY or CALLER */
-    pthread_cond_t unparked; /* the parked loop thread waits on it (with `lock`) */
+    rx_cond unparked;        /* the parked loop thread waits on it (with `lock`) */
     int64_t park_until_us;   /* when the parked loop thread wakes by itself, -1 = never */
     int drive_wanted;        /* atomic: a blocking caller asks the lingering loop to park */
     int blocking_callers;    /* atomic: threads between rx_engine_drive and rx_engine_drive_end */
 
     /* Fixed after start. */
-    int epoll_fd;
-    int wake_fd;             /* eventfd written on the queue's empty -> non-empty edge */
-    pthread_t thread;
+    rx_poller *poller;       /* the sockets libcurl watches, and `wake` (platform.h) */
+    rx_notifier wake;        /* raised on the queue's empty -> non-empty edge */
+    rx_thread thread;
     int thread_started;
 
     /* Loop thread only. */
@@ -83,7 +79,7 @@ struct rx_engine {
     long keepalive_expiry_s; /* applied to each easy handle as CURLOPT_MAXAGE_CONN; < 0 = default */
     int forbid_reuse;        /* max_keepalive == 0: close each connection after its transfer */
     int64_t stale_timer_backoff_us; /* see the CURL_SOCKET_TIMEOUT call in loop_main() */
-    rx_sockets sockets;      /* the sockets curl watches, and their epoll registrations */
+    rx_sockets sockets;      /* the sockets curl watches, and their registrations */
     int64_t busy_until_us;   /* see wait_for_events() */
     rx_spin event_waits;     /* its waits for an event while transfers are in flight */
 
@@ -94,8 +90,8 @@ struct rx_engine {
     long running, completed, wakeups, sleeps, driven, taken_spinning;
 };
 
-/* Who runs the loop body (the code between two epoll waits) and so may touch libcurl and the
- * "loop thread only" fields above. Changed only under `lock`, which is what hands those fields
+/* Who runs the loop body (the code between two waits of the poller) and so may touch libcurl and
+ * the "loop thread only" fields above. Changed only under `lock`, which is what hands those fields
  * from one thread to the next. See "Blocking callers drive an idle engine" in engine.h. */
 enum { LOOP_THREAD = 0, NOBODY = 1 /* the loop thread is parked */, CALLER = 2 };
 
@@ -103,15 +99,8 @@ enum { LOOP_THREAD = 0, NOBODY = 1 /* the loop thread is parked */, CALLER = 2 }
  * Command queue (any thread).
  */
 
-/* Wake the loop thread: it reads the eventfd before it takes the queue (run_commands). */
-static void write_wake(rx_engine *e)
-{
-    uint64_t one = 1;
-    ssize_t n;
-    do
-        n = write(e->wake_fd, &one, sizeof one);
-    while (n < 0 && errno == EINTR);
-}
+/* Wake the loop thread: it clears `wake` before it takes the queue (run_commands). */
+static void wake_loop_thread(rx_engine *e) { rx_notifier_raise(&e->wake); }
 
 /* A deferred submit wakes the loop thread anyway once this many are owed, so that it starts on
  * a long burst while the event loop is still submitting rather than idling until the flush
@@ -120,16 +109,16 @@ static void write_wake(rx_engine *e)
 enum { DEFER_BATCH = 24 };
 
 /* Queue one of the transfer's command nodes. Returns 0, or -1 if the engine is closing (the
- * command was not queued). With `defer`, the eventfd write is owed until rx_engine_flush() or
+ * command was not queued). With `defer`, the wake-up is owed until rx_engine_flush() or
  * the next command queued without `defer`. */
 static int push_command(rx_engine *e, rx_transfer *t, rx_command *cmd, int kind, int defer)
 {
     cmd->transfer = t;
     cmd->kind = kind;
     cmd->next = NULL;
-    pthread_mutex_lock(&e->lock);
+    rx_mutex_lock(&e->lock);
     if (e->closing) {
-        pthread_mutex_unlock(&e->lock);
+        rx_mutex_unlock(&e->lock);
         return -1;
     }
     int was_empty = e->queue_head == NULL;
@@ -139,11 +128,11 @@ static int push_command(rx_engine *e, rx_transfer *t, rx_command *cmd, int kind,
         e->queue_tail->next = cmd;
     e->queue_tail = cmd;
     if (e->driver == NOBODY) {
-        /* The loop thread is parked, not watching the eventfd: give it the loop back. */
+        /* The loop thread is parked, not watching `wake`: give it the loop back. */
         e->driver = LOOP_THREAD;
-        pthread_cond_signal(&e->unparked);
+        rx_cond_signal(&e->unparked);
     }
-    /* Only the first command of a batch pays for a wake-up. The loop thread reads the eventfd
+    /* Only the first command of a batch pays for a wake-up. The loop thread clears `wake`
      * *before* taking the queue, so a command pushed after that read sees an empty queue and
      * writes again: nothing is left behind. A deferred command leaves the write owed, and the
      * next command that is not deferred pays it even though the queue was not empty. */
@@ -159,21 +148,21 @@ static int push_command(rx_engine *e, rx_transfer *t, rx_command *cmd, int kind,
         wake = was_empty || e->wake_owed;
         e->wake_owed = 0;
     }
-    /* Written under the lock: rx_engine_close() sets `closing` under it before it closes the
-     * eventfd, so the descriptor is still ours (not a number reused by another open). */
+    /* Raised under the lock: rx_engine_close() sets `closing` under it before it closes the
+     * notifier, so the descriptor is still ours (not a number reused by another open). */
     if (wake)
-        write_wake(e);
-    pthread_mutex_unlock(&e->lock);
+        wake_loop_thread(e);
+    rx_mutex_unlock(&e->lock);
     return 0;
 }
 
 void rx_engine_flush(rx_engine *e)
 {
-    pthread_mutex_lock(&e->lock);
+    rx_mutex_lock(&e->lock);
     if (e->wake_owed > 0 && !e->closing) /* closing: shutdown takes the queue anyway */
-        write_wake(e);
+        wake_loop_thread(e);
     e->wake_owed = 0;
-    pthread_mutex_unlock(&e->lock);
+    rx_mutex_unlock(&e->lock);
 }
 
 static int submit(rx_engine *e, rx_transfer *t, int defer)
@@ -328,12 +317,11 @@ static curl_socket_t on_open_socket(void *easy, curlsocktype purpose,
     rx_engine *e = t->engine.owner;
     if (!rx_origin_may_open_socket(t))
         return CURL_SOCKET_BAD;
-    curl_socket_t fd =
-        socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+    curl_socket_t fd = rx_socket_open(address->family, address->socktype, address->protocol);
     if (fd == CURL_SOCKET_BAD)
         return fd;
     if (rx_origin_socket_opened(t, fd) != 0) {
-        close(fd);
+        rx_socket_close(fd);
         return CURL_SOCKET_BAD;
     }
     rx_sockets_opened(&e->sockets, fd);
@@ -345,7 +333,7 @@ static int on_close_socket(void *engine, curl_socket_t fd)
     rx_engine *e = engine;
     rx_sockets_closing(&e->sockets, fd);
     rx_origin_socket_closing(e->origins, fd);
-    return close(fd);
+    return rx_socket_close(fd);
 }
 
 /* The engine's options of every easy handle it makes (rx_easy_new) and of every reset one:
@@ -435,8 +423,8 @@ static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *
         rx_sockets_unwatch(&e->sockets, fd);
         return 0;
     }
-    uint32_t events =
-        ((what & CURL_POLL_IN) ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u);
+    unsigned events =
+        ((what & CURL_POLL_IN) ? RX_POLL_IN : 0u) | ((what & CURL_POLL_OUT) ? RX_POLL_OUT : 0u);
     /* On failure libcurl fails the transfers on this socket: we would never be woken for it. */
     if (rx_sockets_watch(&e->sockets, fd, events) != 0)
         return -1;
@@ -526,16 +514,14 @@ static void expire_deadlines(rx_engine *e)
 
 static void run_commands(rx_engine *e)
 {
-    uint64_t count;
-    /* Read the eventfd first, then take the queue: see push_command(). */
-    if (read(e->wake_fd, &count, sizeof count) < 0 && errno != EAGAIN)
-        return;
-    pthread_mutex_lock(&e->lock);
+    /* Clear the wake-up first, then take the queue: see push_command(). */
+    rx_notifier_clear(&e->wake);
+    rx_mutex_lock(&e->lock);
     rx_command *cmd = e->queue_head;
     __atomic_store_n(&e->queue_head, NULL, __ATOMIC_RELAXED); /* commands_waiting() */
     e->queue_tail = NULL;
     e->wake_owed = 0; /* the loop has them: a flush need not wake it */
-    pthread_mutex_unlock(&e->lock);
+    rx_mutex_unlock(&e->lock);
     while (cmd != NULL) {
         rx_command *next = cmd->next; /* read first: completing may free the transfer */
         if (cmd->kind == RX_CMD_SUBMIT)
@@ -570,12 +556,12 @@ static int next_wait_ms(rx_engine *e)
 static void shutdown_transfers(rx_engine *e)
 {
     /* Queued commands first: submits never started, cancels only hold references. */
-    pthread_mutex_lock(&e->lock);
+    rx_mutex_lock(&e->lock);
     rx_command *cmd = e->queue_head;
     __atomic_store_n(&e->queue_head, NULL, __ATOMIC_RELAXED); /* commands_waiting() */
     e->queue_tail = NULL;
     e->wake_owed = 0; /* the loop has them: a flush need not wake it */
-    pthread_mutex_unlock(&e->lock);
+    rx_mutex_unlock(&e->lock);
     while (cmd != NULL) {
         rx_command *next = cmd->next;
         if (cmd->kind == RX_CMD_SUBMIT)
@@ -614,23 +600,23 @@ static int commands_waiting(rx_engine *e)
     return __atomic_load_n(&e->queue_head, __ATOMIC_RELAXED) != NULL;
 }
 
-/* Look at epoll without sleeping until until_us, yielding the CPU between looks rather than
+/* Look at the poller without sleeping until until_us, yielding the CPU between looks rather than
  * only pausing: the thread whose work we wait for (a caller, the server) may share this CPU.
  * Returns the events (or -1), or 0 once the time is up; with stop_for_work (the loop thread's
  * spin), also 0 as soon as commands are queued or a blocking caller asks an idle loop thread
  * to park. */
-static int poll_until(rx_engine *e, struct epoll_event *events, int64_t until_us,
+static int poll_until(rx_engine *e, rx_poll_event *events, int64_t until_us,
                       int stop_for_work)
 {
     do {
-        int n = epoll_wait(e->epoll_fd, events, MAX_EVENTS, 0);
+        int n = rx_poller_wait(e->poller, events, MAX_EVENTS, 0);
         if (n != 0)
             return n;
         if (stop_for_work &&
             (commands_waiting(e) ||
              (e->running == 0 && __atomic_load_n(&e->drive_wanted, __ATOMIC_ACQUIRE))))
             return 0;
-        sched_yield();
+        rx_yield();
     } while (rx_clock_us() < until_us);
     return 0;
 }
@@ -646,7 +632,7 @@ static int poll_until(rx_engine *e, struct epoll_event *events, int64_t until_us
  *   - a slow server would cost a spin per wait for nothing (186 us of CPU per async request to
  *     a server that answers in 1 ms, against 116 us for aiohttp).
  * Idle, it spins through its linger. */
-static int wait_for_events(rx_engine *e, struct epoll_event *events)
+static int wait_for_events(rx_engine *e, rx_poll_event *events)
 {
     int timeout = next_wait_ms(e);
     int64_t now = rx_clock_us(), started = now;
@@ -661,7 +647,7 @@ static int wait_for_events(rx_engine *e, struct epoll_event *events)
         if (n == 0 && commands_waiting(e)) {
             /* Deferred submits (engine.h) owe no wake-up until their event loop's flush, but a
              * spinning loop thread takes them as they come: the spin ends at once, and the flush
-             * finds nothing owed, so it writes no eventfd. */
+             * finds nothing owed, so it raises no wake-up. */
             rx_stat_add(&e->taken_spinning, 1);
             run_commands(e);
             return 0;
@@ -677,7 +663,7 @@ static int wait_for_events(rx_engine *e, struct epoll_event *events)
         return 0; /* idle: loop_main() lingers a little more or parks */
     if (timeout != 0)
         rx_stat_add(&e->sleeps, 1);
-    int n = epoll_wait(e->epoll_fd, events, MAX_EVENTS, timeout);
+    int n = rx_poller_wait(e->poller, events, MAX_EVENTS, timeout);
     if (lone && n > 0)
         rx_spin_note(&e->event_waits, rx_clock_us() - started, RX_WAIT_SLEPT, probe);
     return n;
@@ -685,23 +671,23 @@ static int wait_for_events(rx_engine *e, struct epoll_event *events)
 
 /* One turn of the loop body, after a wait that returned `n` events: whichever thread drives
  * (the loop thread, or a blocking caller in rx_engine_drive) runs exactly this. */
-static void run_loop_body(rx_engine *e, struct epoll_event *events, int n)
+static void run_loop_body(rx_engine *e, rx_poll_event *events, int n)
 {
     int still_running = 0;
     rx_loop_now_ms = rx_clock_ms();
     rx_stat_add(&e->wakeups, 1);
     for (int i = 0; i < n; i++) {
-        int fd = events[i].data.fd;
-        if (fd == e->wake_fd) {
+        rx_socket_t fd = events[i].fd;
+        if (fd == e->wake.read_end) {
             run_commands(e);
             continue;
         }
-        uint32_t ev = events[i].events;
+        unsigned ev = events[i].events;
         if (rx_sockets_event(&e->sockets, fd, ev, rx_loop_now_ms))
             continue; /* a parked socket: no transfer wants it */
-        int flags = ((ev & EPOLLIN) ? CURL_CSELECT_IN : 0) |
-                    ((ev & EPOLLOUT) ? CURL_CSELECT_OUT : 0) |
-                    ((ev & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0);
+        int flags = ((ev & RX_POLL_IN) ? CURL_CSELECT_IN : 0) |
+                    ((ev & RX_POLL_OUT) ? CURL_CSELECT_OUT : 0) |
+                    ((ev & RX_POLL_ERR) ? CURL_CSELECT_ERR : 0);
         curl_multi_socket_action(e->multi, fd, flags, &still_running);
     }
     /* The timer stays armed through the call: curl re-arms or clears it by callback if the
@@ -727,30 +713,26 @@ static void run_loop_body(rx_engine *e, struct epoll_event *events, int n)
 
 /* The loop thread, with nothing in flight: give up driving and sleep until a command arrives,
  * curl's timer is due or a caller that drove hands the loop back with work left. Nobody waits
- * on epoll meanwhile, so idle connections (parked, sockets.h) are not watched; libcurl checks a
- * pooled connection before it reuses it. Returns 1 when the engine is closing (and no caller
- * drives any more). */
+ * on the poller meanwhile, so idle connections (parked, sockets.h) are not watched; libcurl
+ * checks a pooled connection before it reuses it. Returns 1 when the engine is closing (and no
+ * caller drives any more). */
 static int park(rx_engine *e)
 {
-    pthread_mutex_lock(&e->lock);
+    rx_mutex_lock(&e->lock);
     if (e->queue_head == NULL && !e->closing) {
         e->driver = NOBODY;
         rx_stat_add(&e->sleeps, 1);
         while (e->driver != LOOP_THREAD) {
             if (e->driver == CALLER) { /* it hands the loop back before anything else */
-                pthread_cond_wait(&e->unparked, &e->lock);
+                rx_cond_wait_until(&e->unparked, &e->lock, -1);
                 continue;
             }
             if (e->closing)
                 break;
             /* Fields a caller changed while it drove are ours again: the mutex orders them. */
             e->park_until_us = e->curl_timer_us;
-            if (e->park_until_us < 0) {
-                pthread_cond_wait(&e->unparked, &e->lock);
-            } else if (e->park_until_us > rx_clock_us()) {
-                struct timespec ts = {.tv_sec = e->park_until_us / 1000000,
-                                      .tv_nsec = (e->park_until_us % 1000000) * 1000};
-                pthread_cond_timedwait(&e->unparked, &e->lock, &ts);
+            if (e->park_until_us < 0 || e->park_until_us > rx_clock_us()) {
+                rx_cond_wait_until(&e->unparked, &e->lock, e->park_until_us);
             } else {
                 break; /* curl's timer is due */
             }
@@ -758,27 +740,27 @@ static int park(rx_engine *e)
         e->driver = LOOP_THREAD;
     }
     int closing = e->closing;
-    pthread_mutex_unlock(&e->lock);
+    rx_mutex_unlock(&e->lock);
     __atomic_store_n(&e->drive_wanted, 0, __ATOMIC_RELEASE);
     return closing;
 }
 
-static void *loop_main(void *arg)
+static void loop_main(void *arg)
 {
     rx_engine *e = arg;
-    struct epoll_event events[MAX_EVENTS];
+    rx_poll_event events[MAX_EVENTS];
     for (;;) {
         int n;
         if (e->running == 0 && !lingering(e)) {
             if (park(e))
                 break;
-            /* What woke us may be a command whose eventfd write is still to come (push_command
-             * writes after unlocking): take the queue now rather than wait for the eventfd.
+            /* What woke us may be a command whose wake-up is still to come (push_command
+             * raises it after unlocking): take the queue now rather than wait for the wake-up.
              * Otherwise the loop would find the queue full, not park, and see no event, until
              * that write, turning over hundreds of times (measured: 700 turns per request). */
             rx_loop_now_ms = rx_clock_ms(); /* deadlines start from it; it is stale after a park */
             run_commands(e);
-            n = epoll_wait(e->epoll_fd, events, MAX_EVENTS, 0);
+            n = rx_poller_wait(e->poller, events, MAX_EVENTS, 0);
         } else {
             n = wait_for_events(e, events);
         }
@@ -787,7 +769,6 @@ static void *loop_main(void *arg)
             break;
     }
     shutdown_transfers(e);
-    return NULL;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -809,13 +790,13 @@ static int claim_driver(rx_engine *e)
     int claimed = 0;
     int64_t give_up = 0;
     for (;;) {
-        pthread_mutex_lock(&e->lock);
+        rx_mutex_lock(&e->lock);
         int busy = e->closing || e->queue_head != NULL;
         if (!busy && e->driver == NOBODY) {
             e->driver = CALLER;
             claimed = 1;
         }
-        pthread_mutex_unlock(&e->lock);
+        rx_mutex_unlock(&e->lock);
         /* Else the loop thread drives. If it is only lingering, it parks when asked; if it has
          * work, it will not, and we submit like anybody else, at once rather than after
          * HANDOVER_WAIT_US of asking (a blocking call beside a busy event loop). */
@@ -828,7 +809,7 @@ static int claim_driver(rx_engine *e)
         } else if (now >= give_up) {
             break;
         }
-        sched_yield();
+        rx_yield();
     }
     if (give_up != 0)
         __atomic_store_n(&e->drive_wanted, 0, __ATOMIC_RELEASE);
@@ -839,24 +820,24 @@ static int claim_driver(rx_engine *e)
  * only if curl now wants a timer call before the parked thread planned to look). */
 static void release_driver(rx_engine *e)
 {
-    pthread_mutex_lock(&e->lock);
+    rx_mutex_lock(&e->lock);
     if (e->running > 0 || e->queue_head != NULL || e->closing) {
         e->driver = LOOP_THREAD;
-        pthread_cond_signal(&e->unparked);
+        rx_cond_signal(&e->unparked);
     } else {
         e->driver = NOBODY;
         if (e->curl_timer_us >= 0 && (e->park_until_us < 0 || e->curl_timer_us < e->park_until_us))
-            pthread_cond_signal(&e->unparked);
+            rx_cond_signal(&e->unparked);
     }
-    pthread_mutex_unlock(&e->lock);
+    rx_mutex_unlock(&e->lock);
 }
 
-/* The caller's wait between two turns of the loop body: spin on epoll until spin_until_us
+/* The caller's wait between two turns of the loop body: spin on the poller until spin_until_us
  * (the adaptive budget of spin.h, counted from the start of the drive, so a slow server costs
  * no spinning), then sleep in it; a signal for this thread ends the drive (EINTR), so the
  * caller gets back to Python's signal handlers. Returns the number of events, or -1 to stop
  * driving (a signal, or the budget is spent). */
-static int drive_wait(rx_engine *e, struct epoll_event *events, int64_t spin_until_us,
+static int drive_wait(rx_engine *e, rx_poll_event *events, int64_t spin_until_us,
                       int64_t until_us, int *slept)
 {
     int timeout = next_wait_ms(e);
@@ -876,7 +857,7 @@ static int drive_wait(rx_engine *e, struct epoll_event *events, int64_t spin_unt
     if (timeout < 0 || timeout > budget_ms)
         timeout = budget_ms;
     *slept = 1;
-    int n = epoll_wait(e->epoll_fd, events, MAX_EVENTS, timeout);
+    int n = rx_poller_wait(e->poller, events, MAX_EVENTS, timeout);
     return n < 0 ? -1 : n;
 }
 
@@ -894,7 +875,7 @@ int rx_engine_drive(rx_engine *e, rx_transfer *t, long budget_ms)
     int probe, slept = 0;
     int64_t spin_until_us = now + rx_spin_budget_us(&e->spin, &probe);
     t->wait.started_us = now;
-    struct epoll_event events[MAX_EVENTS];
+    rx_poll_event events[MAX_EVENTS];
 
     rx_transfer_ref(t); /* the engine's reference, as rx_engine_submit takes */
     rx_loop_now_ms = rx_clock_ms();
@@ -942,11 +923,10 @@ static void free_curl(rx_engine *e)
 
 static void close_fds(rx_engine *e)
 {
-    if (e->epoll_fd >= 0)
-        close(e->epoll_fd);
-    if (e->wake_fd >= 0)
-        close(e->wake_fd);
-    e->epoll_fd = e->wake_fd = -1;
+    rx_poller_free(e->poller);
+    e->poller = NULL;
+    if (e->wake.read_end != RX_SOCKET_BAD)
+        rx_notifier_close(&e->wake);
 }
 
 rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len)
@@ -956,30 +936,22 @@ rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len)
         snprintf(err, err_len, "out of memory");
         return NULL;
     }
-    e->epoll_fd = e->wake_fd = -1;
+    e->wake.read_end = e->wake.write_end = RX_SOCKET_BAD;
     e->curl_timer_us = -1;
     rx_spin_init(&e->spin);
     rx_spin_init(&e->event_waits);
-    pthread_mutex_init(&e->lock, NULL);
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* park_until_us is rx_clock_us() time */
-    pthread_cond_init(&e->unparked, &attr);
-    pthread_condattr_destroy(&attr);
+    rx_mutex_init(&e->lock);
+    rx_cond_init(&e->unparked); /* park_until_us is rx_clock_us() time, as its waits are */
     e->park_until_us = -1;
 
-    e->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-    e->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    rx_sockets_init(&e->sockets, e->epoll_fd);
-    if (e->epoll_fd < 0 || e->wake_fd < 0) {
-        snprintf(err, err_len, "cannot create the engine's descriptors: %s", strerror(errno));
+    e->poller = rx_poller_new();
+    if (e->poller == NULL || rx_notifier_open(&e->wake) != 0 ||
+        rx_poller_set(e->poller, e->wake.read_end, RX_POLL_IN, 0) != 0) {
+        snprintf(err, err_len, "cannot create the engine's descriptors (%s): %s",
+                 rx_platform_name(), strerror(errno));
         goto fail;
     }
-    struct epoll_event ev = {.events = EPOLLIN, .data.fd = e->wake_fd};
-    if (epoll_ctl(e->epoll_fd, EPOLL_CTL_ADD, e->wake_fd, &ev) != 0) {
-        snprintf(err, err_len, "epoll_ctl: %s", strerror(errno));
-        goto fail;
-    }
+    rx_sockets_init(&e->sockets, e->poller);
 
     e->multi = curl_multi_init();
     e->share = curl_share_init();
@@ -1025,12 +997,8 @@ rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len)
     e->keepalive_expiry_s = limits->keepalive_expiry_s;
 
     /* The loop thread (and the resolver threads libcurl starts from it) must never receive async
-     * signals: they belong to Python's main thread. Block all while creating it; it inherits. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    int rc = pthread_create(&e->thread, NULL, loop_main, e);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+     * signals: they belong to Python's main thread. */
+    int rc = rx_thread_start(&e->thread, loop_main, e, 1);
     if (rc != 0) {
         snprintf(err, err_len, "cannot start the engine thread: %s", strerror(rc));
         goto fail;
@@ -1041,29 +1009,26 @@ rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len)
 fail:
     free_curl(e);
     close_fds(e);
-    pthread_cond_destroy(&e->unparked);
-    pthread_mutex_destroy(&e->lock);
+    rx_cond_destroy(&e->unparked);
+    rx_mutex_destroy(&e->lock);
     free(e);
     return NULL;
 }
 
 int rx_engine_close(rx_engine *e, long timeout_ms)
 {
-    pthread_mutex_lock(&e->lock);
+    rx_mutex_lock(&e->lock);
     int already = e->closing;
     __atomic_store_n(&e->closing, 1, __ATOMIC_RELEASE);
-    pthread_cond_signal(&e->unparked); /* a parked loop thread; a driving caller sees the wake */
-    pthread_mutex_unlock(&e->lock);
+    rx_cond_signal(&e->unparked); /* a parked loop thread; a driving caller sees the wake */
+    rx_mutex_unlock(&e->lock);
     if (already)
         return e->stuck ? -1 : 0;
-    uint64_t one = 1;
-    if (write(e->wake_fd, &one, sizeof one) < 0) { /* the loop sees `closing` after any wake */ }
+    wake_loop_thread(e); /* the loop sees `closing` after any wake */
 
-    struct timespec until = rx_clock_deadline(CLOCK_REALTIME, timeout_ms);
-    if (pthread_timedjoin_np(e->thread, NULL, &until) != 0) {
+    if (rx_thread_join(&e->thread, timeout_ms) != 0) {
         /* Stuck inside libcurl (a resolver that will not stop?). Freeing now would pull memory
          * from under a running thread: leak it instead. */
-        pthread_detach(e->thread);
         e->stuck = 1;
         return -1;
     }
@@ -1079,8 +1044,8 @@ void rx_engine_free(rx_engine *e)
 {
     if (rx_engine_close(e, 2000) != 0)
         return; /* the loop thread may still touch it */
-    pthread_cond_destroy(&e->unparked);
-    pthread_mutex_destroy(&e->lock);
+    rx_cond_destroy(&e->unparked);
+    rx_mutex_destroy(&e->lock);
     rx_deadlines_free(&e->deadlines);
     rx_sockets_free(&e->sockets);
     free(e);
@@ -1101,5 +1066,5 @@ void rx_engine_get_stats(rx_engine *e, rx_engine_stats *out)
     out->easy_pooled = __atomic_load_n(&e->easy_pooled, __ATOMIC_RELAXED);
     out->driven = __atomic_load_n(&e->driven, __ATOMIC_RELAXED);
     out->taken_spinning = __atomic_load_n(&e->taken_spinning, __ATOMIC_RELAXED);
-    out->epoll_changes = __atomic_load_n(&e->sockets.changes, __ATOMIC_RELAXED);
+    out->poller_changes = __atomic_load_n(&e->sockets.changes, __ATOMIC_RELAXED);
 }

@@ -3,10 +3,11 @@
  * Threads
  * -------
  * Any thread may call rx_engine_submit() and rx_engine_cancel(): they push a command onto a
- * mutex-protected queue and write the engine's eventfd only when the queue goes from empty to
- * non-empty. Only the loop thread ever calls libcurl's multi or easy functions. The loop waits on
- * epoll and drives libcurl with curl_multi_socket_action(), so a wake-up touches only the sockets
- * that fired. The loop thread blocks every async signal, so SIGINT always reaches Python.
+ * mutex-protected queue and raise the engine's wake-up notifier only when the queue goes from
+ * empty to non-empty. Only the loop thread ever calls libcurl's multi or easy functions. The loop
+ * waits on the platform's poller (platform.h: epoll on Linux) and drives libcurl with
+ * curl_multi_socket_action(), so a wake-up touches only the sockets that fired. The loop thread
+ * blocks every async signal, so SIGINT always reaches Python.
  *
  * Blocking callers drive an idle engine
  * -------------------------------------
@@ -92,12 +93,12 @@ void rx_engine_abandon(rx_engine *e);
 typedef struct rx_engine_stats {
     long running;     /* transfers attached to the multi handle */
     long completed;   /* transfers completed since start */
-    long wakeups;     /* turns of the loop body (epoll returns), whoever drove */
+    long wakeups;     /* turns of the loop body (the poller returned), whoever drove */
     long sleeps;      /* waits that could block (the loop thread slept or parked) */
     long easy_pooled; /* idle easy handles kept for reuse */
     long driven;      /* transfers a blocking caller started and drove itself */
     long taken_spinning; /* times the spinning loop thread took queued commands unwoken */
-    long epoll_changes; /* epoll_ctl calls for the sockets libcurl watches (sockets.h) */
+    long poller_changes; /* registration changes for the sockets libcurl watches (sockets.h) */
 } rx_engine_stats;
 void rx_engine_get_stats(rx_engine *e, rx_engine_stats *out);
 

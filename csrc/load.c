@@ -2,19 +2,18 @@
 #include "load.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "clock.h"
+#include "thread.h"
 
 struct rx_load {
     rx_engine *engine;
     rx_transfer *request;    /* the template (a reference), never submitted itself */
-    pthread_mutex_t lock;    /* guards everything below: the loop thread and the caller */
-    pthread_cond_t finished_cond;
+    rx_mutex lock;           /* guards everything below: the loop thread and the caller */
+    rx_cond finished_cond;
     int concurrency;
     long budget;             /* copies still to start; < 0: no count limit */
     int64_t until_us;        /* no copy starts after this (rx_clock_us); < 0: no time limit */
@@ -38,12 +37,8 @@ rx_load *rx_load_new(rx_engine *e, rx_transfer *request, int concurrency, long r
     l->concurrency = concurrency > 0 ? concurrency : 1;
     l->budget = requests > 0 ? requests : -1;
     l->until_us = duration_ms > 0 ? rx_clock_us() + (int64_t)duration_ms * 1000 : -1;
-    pthread_mutex_init(&l->lock, NULL);
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&l->finished_cond, &attr);
-    pthread_condattr_destroy(&attr);
+    rx_mutex_init(&l->lock);
+    rx_cond_init(&l->finished_cond);
     return l;
 }
 
@@ -90,7 +85,7 @@ static void copy_ended(rx_load *l)
 {
     if (--l->in_flight == 0) {
         l->finished = 1;
-        pthread_cond_broadcast(&l->finished_cond);
+        rx_cond_broadcast(&l->finished_cond);
     }
 }
 
@@ -123,12 +118,12 @@ static int start_copy(rx_load *l)
             return 0;
         rx_transfer_unref(t);
     }
-    pthread_mutex_lock(&l->lock);
+    rx_mutex_lock(&l->lock);
     record_error(l, rc, rc == RX_E_NOMEM ? "out of memory starting a request"
                                          : "the engine was closed");
     l->stopping = 1; /* the next copy would fail the same way */
     copy_ended(l);
-    pthread_mutex_unlock(&l->lock);
+    rx_mutex_unlock(&l->lock);
     return rc;
 }
 
@@ -137,7 +132,7 @@ static int start_copy(rx_load *l)
 static void on_copy_delivered(rx_transfer *t, void *arg)
 {
     rx_load *l = arg;
-    pthread_mutex_lock(&l->lock);
+    rx_mutex_lock(&l->lock);
     if (t->error != 0) {
         record_error(l, t->error, t->error_text);
         if (t->error == RX_E_ENGINE_CLOSED)
@@ -147,7 +142,7 @@ static void on_copy_delivered(rx_transfer *t, void *arg)
     }
     int next = claim_next(l);
     copy_ended(l);
-    pthread_mutex_unlock(&l->lock);
+    rx_mutex_unlock(&l->lock);
     rx_transfer_unref(t);
     if (next)
         start_copy(l);
@@ -155,12 +150,12 @@ static void on_copy_delivered(rx_transfer *t, void *arg)
 
 int rx_load_start(rx_load *l)
 {
-    pthread_mutex_lock(&l->lock);
+    rx_mutex_lock(&l->lock);
     l->in_flight = 1; /* held until every first copy has been started: see below */
     long first = 0;
     while (first < l->concurrency && claim_next(l))
         first++;
-    pthread_mutex_unlock(&l->lock);
+    rx_mutex_unlock(&l->lock);
     int rc = 0;
     long failed = 0;
     for (long i = 0; i < first; i++) {
@@ -170,29 +165,29 @@ int rx_load_start(rx_load *l)
             failed++;
         }
     }
-    pthread_mutex_lock(&l->lock);
+    rx_mutex_lock(&l->lock);
     copy_ended(l); /* the hold: a quick first copy cannot finish the run before the others */
-    pthread_mutex_unlock(&l->lock);
+    rx_mutex_unlock(&l->lock);
     return failed == first && first > 0 ? rc : 0;
 }
 
 int rx_load_wait(rx_load *l, long timeout_ms)
 {
-    struct timespec until = rx_clock_deadline(CLOCK_MONOTONIC, timeout_ms);
-    pthread_mutex_lock(&l->lock);
-    int rc = 0;
-    while (!l->finished && rc != ETIMEDOUT)
-        rc = pthread_cond_timedwait(&l->finished_cond, &l->lock, &until);
+    int64_t deadline_us = rx_clock_us() + (int64_t)timeout_ms * 1000;
+    rx_mutex_lock(&l->lock);
+    int timed_out = 0;
+    while (!l->finished && !timed_out)
+        timed_out = rx_cond_wait_until(&l->finished_cond, &l->lock, deadline_us);
     int finished = l->finished;
-    pthread_mutex_unlock(&l->lock);
+    rx_mutex_unlock(&l->lock);
     return finished ? 0 : ETIMEDOUT;
 }
 
 void rx_load_stop(rx_load *l)
 {
-    pthread_mutex_lock(&l->lock);
+    rx_mutex_lock(&l->lock);
     l->stopping = 1;
-    pthread_mutex_unlock(&l->lock);
+    rx_mutex_unlock(&l->lock);
 }
 
 void rx_load_results_of(const rx_load *l, rx_load_results *out)
@@ -207,7 +202,7 @@ void rx_load_free(rx_load *l)
         return;
     rx_transfer_unref(l->request);
     free(l->latencies);
-    pthread_cond_destroy(&l->finished_cond);
-    pthread_mutex_destroy(&l->lock);
+    rx_cond_destroy(&l->finished_cond);
+    rx_mutex_destroy(&l->lock);
     free(l);
 }

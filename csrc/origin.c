@@ -5,8 +5,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 typedef struct rx_origin rx_origin;
 
@@ -264,7 +262,7 @@ rx_transfer *rx_origin_take_released(rx_origins *all)
 
 static rx_socket_entry *entry_for(rx_origins *all, curl_socket_t fd, int grow)
 {
-    if (fd < 0)
+    if (fd == CURL_SOCKET_BAD)
         return NULL;
     if ((size_t)fd >= all->by_fd_len) {
         if (!grow)

@@ -23,16 +23,12 @@ rx_transfer *rx_transfer_new(void)
     rx_transfer *t = calloc(1, sizeof *t);
     if (t == NULL)
         return NULL;
-    if (sem_init(&t->done, 0, 0) != 0) {
-        free(t);
-        return NULL;
-    }
     t->refs = 1;
     t->h2.request_fd = CURL_SOCKET_BAD; /* origin.c's: "no request sent yet" */
     t->connect_timeout_ms = t->read_timeout_ms = t->write_timeout_ms = t->pool_timeout_ms = -1;
     t->total_timeout_ms = -1;
-    pthread_mutex_init(&t->stream_lock, NULL);
-    pthread_cond_init(&t->stream_cond, NULL);
+    rx_mutex_init(&t->stream_lock);
+    rx_cond_init(&t->stream_cond);
     /* The header block's first allocation is made here, in the thread that will free it, not
      * by the loop thread on the first header line: memory malloc'd in one thread and freed in
      * another goes back to the first thread's arena under its lock, and the two threads then
@@ -98,9 +94,8 @@ void rx_transfer_unref(rx_transfer *t)
     rx_buffer_free(&t->upload_buf);
     if (t->cq != NULL)
         rx_cq_unref(t->cq);
-    sem_destroy(&t->done);
-    pthread_cond_destroy(&t->stream_cond);
-    pthread_mutex_destroy(&t->stream_lock);
+    rx_cond_destroy(&t->stream_cond);
+    rx_mutex_destroy(&t->stream_lock);
     free(t);
     __atomic_sub_fetch(&live_transfers, 1, __ATOMIC_RELAXED);
 }
@@ -215,16 +210,11 @@ void rx_transfer_set_completion_queue(rx_transfer *t, rx_completion_queue *cq)
 
 int rx_transfer_wait(rx_transfer *t, long timeout_ms)
 {
-    int rc;
-    if (timeout_ms < 0) {
-        do
-            rc = sem_wait(&t->done);
-        while (rc != 0 && errno == EINTR);
-        return 0;
+    if (timeout_ms >= 0)
+        return rx_latch_wait(&t->done, timeout_ms);
+    while (rx_latch_wait(&t->done, -1) != 0) { /* a signal: nobody to tell here, wait on */
     }
-    struct timespec ts = rx_clock_deadline(CLOCK_MONOTONIC, timeout_ms);
-    rc = sem_clockwait(&t->done, CLOCK_MONOTONIC, &ts);
-    return rc == 0 ? 0 : errno;
+    return 0;
 }
 
 char *rx_transfer_take_body(rx_transfer *t, size_t *len)

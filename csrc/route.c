@@ -3,7 +3,11 @@
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef _WIN32
+#include <winsock2.h>
+#else
 #include <sys/socket.h>
+#endif
 
 rx_route *rx_route_new(const char *key, size_t key_len)
 {
@@ -35,7 +39,7 @@ void rx_route_unref(rx_route *route)
     curl_slist_free_all(route->proxy_headers);
     rx_tls_unref(route->proxy_tls);
     free(route->unix_socket);
-    free(route->interface);
+    free(route->local_interface);
     for (size_t i = 0; i < route->sockopt_count; i++)
         free(route->sockopts[i]);
     free(route->sockopts);
@@ -111,8 +115,8 @@ int rx_route_apply(const rx_route *route, CURL *easy)
     }
     if (route->unix_socket != NULL)
         APPLY(CURLOPT_UNIX_SOCKET_PATH, route->unix_socket);
-    if (route->interface != NULL)
-        APPLY(CURLOPT_INTERFACE, route->interface);
+    if (route->local_interface != NULL)
+        APPLY(CURLOPT_INTERFACE, route->local_interface);
     if (route->ip_resolve != 0)
         APPLY(CURLOPT_IPRESOLVE, route->ip_resolve);
     return 0;
@@ -124,7 +128,12 @@ int rx_route_apply_sockopts(const rx_route *route, curl_socket_t fd)
 {
     for (size_t i = 0; i < route->sockopt_count; i++) {
         const rx_sockopt *opt = route->sockopts[i];
-        if (setsockopt(fd, opt->level, opt->name, opt->value, (socklen_t)opt->len) != 0)
+#ifdef _WIN32
+        int rc = setsockopt(fd, opt->level, opt->name, (const char *)opt->value, (int)opt->len);
+#else
+        int rc = setsockopt(fd, opt->level, opt->name, opt->value, (socklen_t)opt->len);
+#endif
+        if (rc != 0)
             return -1;
     }
     return 0;

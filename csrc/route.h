@@ -36,7 +36,8 @@ typedef struct rx_route {
     struct curl_slist *proxy_headers; /* to the proxy only: CONNECT, or a forwarded request */
     rx_tls *proxy_tls;         /* TLS to an https:// proxy; NULL: verify with default CAs */
     char *unix_socket;         /* CURLOPT_UNIX_SOCKET_PATH */
-    char *interface;           /* CURLOPT_INTERFACE ("host!ADDRESS") */
+    char *local_interface;     /* CURLOPT_INTERFACE ("host!ADDRESS"); not `interface`, which
+                                * Windows headers define as a macro */
     long ip_resolve;           /* CURLOPT_IPRESOLVE; 0: whatever the name resolves to */
     rx_sockopt **sockopts;     /* applied to every socket the route opens */
     size_t sockopt_count;

@@ -1,4 +1,4 @@
-/* Watched sockets and their epoll registrations (see sockets.h). */
+/* Watched sockets and their registrations with the engine's poller (see sockets.h). */
 #include "sockets.h"
 
 #include "buffer.h"
@@ -6,11 +6,10 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 
-void rx_sockets_init(rx_sockets *s, int epoll_fd)
+void rx_sockets_init(rx_sockets *s, rx_poller *poller)
 {
-    s->epoll_fd = epoll_fd;
+    s->poller = poller;
     s->slots = NULL;
     s->len = 0;
     s->changes = 0;
@@ -23,18 +22,18 @@ void rx_sockets_free(rx_sockets *s)
     s->len = 0;
 }
 
-static rx_socket_slot *existing_slot(const rx_sockets *s, int fd)
+static rx_socket_slot *existing_slot(const rx_sockets *s, rx_socket_t fd)
 {
-    return fd >= 0 && (size_t)fd < s->len ? &s->slots[fd] : NULL;
+    return fd != RX_SOCKET_BAD && (size_t)fd < s->len ? &s->slots[fd] : NULL;
 }
 
 /* A descriptor whose close the engine hears of, or that lasts as long as the engine. */
 static int parkable(const rx_socket_slot *slot) { return slot->connection || slot->lasting; }
 
 /* The slot for fd, growing the table; NULL when out of memory. */
-static rx_socket_slot *slot_for(rx_sockets *s, int fd)
+static rx_socket_slot *slot_for(rx_sockets *s, rx_socket_t fd)
 {
-    if (fd < 0)
+    if (fd == RX_SOCKET_BAD)
         return NULL;
     rx_socket_slot *slots = rx_table_grow(s->slots, &s->len, sizeof *s->slots, (size_t)fd);
     if (slots == NULL)
@@ -43,23 +42,13 @@ static rx_socket_slot *slot_for(rx_sockets *s, int fd)
     return &slots[fd];
 }
 
-/* Register fd for events with whichever of ADD and MOD epoll accepts: `registered` is our
- * belief, tried first; the other covers a belief made stale by a close we did not see. */
-static int register_events(rx_sockets *s, int fd, uint32_t events, int registered)
+static int register_events(rx_sockets *s, rx_socket_t fd, unsigned events, int registered)
 {
-    struct epoll_event ev = {0};
-    ev.events = events;
-    ev.data.fd = fd;
-    int op = registered ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
     rx_stat_add(&s->changes, 1);
-    if (epoll_ctl(s->epoll_fd, op, fd, &ev) == 0)
-        return 0;
-    op = op == EPOLL_CTL_ADD ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
-    rx_stat_add(&s->changes, 1);
-    return epoll_ctl(s->epoll_fd, op, fd, &ev);
+    return rx_poller_set(s->poller, fd, events, registered);
 }
 
-int rx_sockets_watch(rx_sockets *s, int fd, uint32_t events)
+int rx_sockets_watch(rx_sockets *s, rx_socket_t fd, unsigned events)
 {
     rx_socket_slot *slot = slot_for(s, fd);
     if (slot == NULL) /* out of memory: no bookkeeping, so no parking either */
@@ -75,29 +64,28 @@ int rx_sockets_watch(rx_sockets *s, int fd, uint32_t events)
     return 0;
 }
 
-static void unregister(rx_sockets *s, int fd, rx_socket_slot *slot)
+static void unregister(rx_sockets *s, rx_socket_t fd, rx_socket_slot *slot)
 {
-    /* Fails only for a socket closed already, which epoll forgot by itself. */
     rx_stat_add(&s->changes, 1);
-    epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
+    rx_poller_remove(s->poller, fd);
     if (slot != NULL)
         slot->watched = 0;
 }
 
-void rx_sockets_unwatch(rx_sockets *s, int fd)
+void rx_sockets_unwatch(rx_sockets *s, rx_socket_t fd)
 {
     rx_socket_slot *slot = existing_slot(s, fd);
     if (slot != NULL) {
         slot->wanted = 0;
         slot->readable_at_ms = 0; /* a transfer that reuses the connection starts afresh */
         /* Only for reading: a socket parked for writing would report an event at every wait. */
-        if (parkable(slot) && slot->watched == EPOLLIN)
+        if (parkable(slot) && slot->watched == RX_POLL_IN)
             return;
     }
     unregister(s, fd, slot);
 }
 
-int rx_sockets_event(rx_sockets *s, int fd, uint32_t events, int64_t now_ms)
+int rx_sockets_event(rx_sockets *s, rx_socket_t fd, unsigned events, int64_t now_ms)
 {
     rx_socket_slot *slot = existing_slot(s, fd);
     if (slot == NULL)
@@ -106,31 +94,31 @@ int rx_sockets_event(rx_sockets *s, int fd, uint32_t events, int64_t now_ms)
         unregister(s, fd, slot); /* libcurl looks at a pooled connection before reusing it */
         return 1;
     }
-    if (events & EPOLLIN)
+    if (events & RX_POLL_IN)
         slot->readable_at_ms = now_ms;
     return 0;
 }
 
-int64_t rx_sockets_readable_at(const rx_sockets *s, int fd)
+int64_t rx_sockets_readable_at(const rx_sockets *s, rx_socket_t fd)
 {
     rx_socket_slot *slot = existing_slot(s, fd);
     return slot != NULL ? slot->readable_at_ms : 0;
 }
 
-int rx_sockets_may_park(const rx_sockets *s, int fd)
+int rx_sockets_may_park(const rx_sockets *s, rx_socket_t fd)
 {
     const rx_socket_slot *slot = existing_slot(s, fd);
     return slot != NULL && parkable(slot);
 }
 
-void rx_sockets_lasting(rx_sockets *s, int fd)
+void rx_sockets_lasting(rx_sockets *s, rx_socket_t fd)
 {
     rx_socket_slot *slot = existing_slot(s, fd);
     if (slot != NULL)
         slot->lasting = 1;
 }
 
-void rx_sockets_opened(rx_sockets *s, int fd)
+void rx_sockets_opened(rx_sockets *s, rx_socket_t fd)
 {
     rx_socket_slot *slot = slot_for(s, fd);
     if (slot == NULL)
@@ -139,7 +127,7 @@ void rx_sockets_opened(rx_sockets *s, int fd)
     slot->connection = 1;
 }
 
-void rx_sockets_closing(rx_sockets *s, int fd)
+void rx_sockets_closing(rx_sockets *s, rx_socket_t fd)
 {
     rx_socket_slot *slot = existing_slot(s, fd);
     if (slot == NULL)

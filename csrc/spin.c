@@ -1,10 +1,8 @@
 /* Spin-before-sleep for blocking waiters (caller's thread; see spin.h for why). */
 #include "spin.h"
 
-#include <sched.h>
-#include <unistd.h>
-
 #include "clock.h"
+#include "thread.h"
 
 enum {
     SPIN_FLOOR_US = 60,     /* the cap before any wake-up penalty is known, and its least */
@@ -35,7 +33,7 @@ void rx_spin_init(rx_spin *e)
     e->probe_every = PROBE_EVERY_MIN;
     e->wait_estimate_us = SPIN_FLOOR_US / 2;
     e->spun_us = e->slept_us = 0;
-    e->may_spin = sysconf(_SC_NPROCESSORS_ONLN) > 1;
+    e->may_spin = rx_cpu_count() > 1;
 }
 
 int rx_spin_cap_us(const rx_spin *e)
@@ -124,7 +122,7 @@ int rx_spin_wait(rx_spin *e, rx_transfer *t)
             break;
         /* Yield rather than only pause: if the loop thread (or the server) is runnable on this
          * CPU, a pure spin would keep it off the CPU it needs to finish our transfer. */
-        sched_yield();
+        rx_yield();
     }
     __atomic_fetch_sub(&e->spinners, 1, __ATOMIC_RELEASE);
     if (done)

@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* ---------------------------------------------------------------------------------------------
  * Streaming, consumer side (see transfer.h).
@@ -24,48 +23,41 @@ static int stream_ready_locked(rx_transfer *t, int want_body)
 
 int rx_stream_ready(rx_transfer *t, int want_body, int arm)
 {
-    pthread_mutex_lock(&t->stream_lock);
+    rx_mutex_lock(&t->stream_lock);
     int ready = stream_ready_locked(t, want_body);
     if (!ready && arm)
         t->consumer_waiting = 1;
-    pthread_mutex_unlock(&t->stream_lock);
+    rx_mutex_unlock(&t->stream_lock);
     return ready;
 }
 
-static struct timespec deadline_after(long timeout_ms)
+/* When a wait of timeout_ms (< 0: for ever) that starts now ends, for rx_cond_wait_until. */
+static int64_t deadline_after(long timeout_ms)
 {
-    return rx_clock_deadline(CLOCK_REALTIME, timeout_ms); /* the condition variable's clock */
-}
-
-/* Wait on stream_cond (lock held) until the deadline; 0, or ETIMEDOUT. */
-static int cond_wait_locked(rx_transfer *t, long timeout_ms, const struct timespec *deadline)
-{
-    if (timeout_ms < 0)
-        return pthread_cond_wait(&t->stream_cond, &t->stream_lock);
-    return pthread_cond_timedwait(&t->stream_cond, &t->stream_lock, deadline);
+    return timeout_ms < 0 ? -1 : rx_clock_us() + (int64_t)timeout_ms * 1000;
 }
 
 int rx_stream_wait(rx_transfer *t, int want_body, long timeout_ms)
 {
-    struct timespec deadline = deadline_after(timeout_ms < 0 ? 0 : timeout_ms);
-    int rc = 0;
-    pthread_mutex_lock(&t->stream_lock);
-    while (!stream_ready_locked(t, want_body) && rc == 0)
-        rc = cond_wait_locked(t, timeout_ms, &deadline);
+    int64_t deadline_us = deadline_after(timeout_ms);
+    int timed_out = 0;
+    rx_mutex_lock(&t->stream_lock);
+    while (!stream_ready_locked(t, want_body) && !timed_out)
+        timed_out = rx_cond_wait_until(&t->stream_cond, &t->stream_lock, deadline_us);
     int ready = stream_ready_locked(t, want_body);
-    pthread_mutex_unlock(&t->stream_lock);
+    rx_mutex_unlock(&t->stream_lock);
     return ready ? 0 : ETIMEDOUT;
 }
 
 char *rx_stream_take(rx_transfer *t, size_t *len, int *resume)
 {
-    pthread_mutex_lock(&t->stream_lock);
+    rx_mutex_lock(&t->stream_lock);
     char *data = t->body_buf.len ? rx_buffer_steal(&t->body_buf, len) : NULL;
     if (data == NULL)
         *len = 0;
     *resume = t->paused;
     t->paused = 0;
-    pthread_mutex_unlock(&t->stream_lock);
+    rx_mutex_unlock(&t->stream_lock);
     return data;
 }
 
@@ -89,15 +81,15 @@ static int take_upload_pause_locked(rx_transfer *t)
 long rx_upload_feed(rx_transfer *t, const char *data, size_t len, int arm, int *resume)
 {
     *resume = 0;
-    pthread_mutex_lock(&t->stream_lock);
+    rx_mutex_lock(&t->stream_lock);
     if (rx_transfer_is_done(t)) {
-        pthread_mutex_unlock(&t->stream_lock);
+        rx_mutex_unlock(&t->stream_lock);
         return RX_FEED_OVER;
     }
     if (!upload_room_locked(t)) {
         if (arm)
             t->consumer_waiting = 1;
-        pthread_mutex_unlock(&t->stream_lock);
+        rx_mutex_unlock(&t->stream_lock);
         return 0;
     }
     /* Take no more than the room left: a large chunk goes in in pieces, the buffer stays
@@ -114,26 +106,26 @@ long rx_upload_feed(rx_transfer *t, const char *data, size_t len, int arm, int *
     }
     long rc = rx_buffer_append(&t->upload_buf, data, len) == 0 ? (long)len : RX_FEED_NOMEM;
     *resume = take_upload_pause_locked(t);
-    pthread_mutex_unlock(&t->stream_lock);
+    rx_mutex_unlock(&t->stream_lock);
     return rc;
 }
 
 int rx_upload_wait(rx_transfer *t, long timeout_ms)
 {
-    struct timespec deadline = deadline_after(timeout_ms < 0 ? 0 : timeout_ms);
-    int rc = 0;
-    pthread_mutex_lock(&t->stream_lock);
-    while (!upload_room_locked(t) && rc == 0)
-        rc = cond_wait_locked(t, timeout_ms, &deadline);
+    int64_t deadline_us = deadline_after(timeout_ms);
+    int timed_out = 0;
+    rx_mutex_lock(&t->stream_lock);
+    while (!upload_room_locked(t) && !timed_out)
+        timed_out = rx_cond_wait_until(&t->stream_cond, &t->stream_lock, deadline_us);
     int ready = upload_room_locked(t);
-    pthread_mutex_unlock(&t->stream_lock);
+    rx_mutex_unlock(&t->stream_lock);
     return ready ? 0 : ETIMEDOUT;
 }
 
 void rx_upload_end(rx_transfer *t, int *resume)
 {
-    pthread_mutex_lock(&t->stream_lock);
+    rx_mutex_lock(&t->stream_lock);
     t->upload_eof = 1;
     *resume = take_upload_pause_locked(t);
-    pthread_mutex_unlock(&t->stream_lock);
+    rx_mutex_unlock(&t->stream_lock);
 }

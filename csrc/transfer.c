@@ -7,11 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/socket.h>
 
 #include "clock.h"
 #include "origin.h"
+#include "platform.h"
 #include "token.h"
 
 /* ---------------------------------------------------------------------------------------------
@@ -22,7 +21,7 @@
  * the caller must push the transfer onto its completion queue once the lock is released. */
 static int notify_consumer_locked(rx_transfer *t)
 {
-    pthread_cond_broadcast(&t->stream_cond);
+    rx_cond_broadcast(&t->stream_cond);
     if (t->consumer_waiting && t->cq != NULL) {
         t->consumer_waiting = 0;
         return 1;
@@ -32,17 +31,17 @@ static int notify_consumer_locked(rx_transfer *t)
 
 static size_t on_stream_body(rx_transfer *t, char *data, size_t n)
 {
-    pthread_mutex_lock(&t->stream_lock);
+    rx_mutex_lock(&t->stream_lock);
     if (t->body_buf.len >= RX_STREAM_HIGH_WATER) {
         /* Full: curl keeps `data` and offers it again after rx_engine_resume(). */
         t->paused = 1;
         t->curl_paused = 1;
-        pthread_mutex_unlock(&t->stream_lock);
+        rx_mutex_unlock(&t->stream_lock);
         return CURL_WRITEFUNC_PAUSE;
     }
     int failed = rx_buffer_append(&t->body_buf, data, n) != 0;
     int push = notify_consumer_locked(t);
-    pthread_mutex_unlock(&t->stream_lock);
+    rx_mutex_unlock(&t->stream_lock);
     if (push)
         rx_cq_push(t->cq, t);
     if (failed) {
@@ -98,13 +97,13 @@ static size_t on_read(char *buffer, size_t size, size_t nitems, void *userdata)
 {
     rx_transfer *t = userdata;
     size_t room = size * nitems;
-    pthread_mutex_lock(&t->stream_lock);
+    rx_mutex_lock(&t->stream_lock);
     size_t avail = t->upload_buf.len - t->upload_off;
     if (avail == 0) {
         int eof = t->upload_eof;
         if (!eof)
             t->upload_paused = t->curl_paused = 1; /* fed bytes will resume it */
-        pthread_mutex_unlock(&t->stream_lock);
+        rx_mutex_unlock(&t->stream_lock);
         if (!eof)
             return CURL_READFUNC_PAUSE;
         t->upload_finished = 1;
@@ -120,7 +119,7 @@ static size_t on_read(char *buffer, size_t size, size_t nitems, void *userdata)
     if (t->upload_off == t->upload_buf.len)
         t->upload_off = t->upload_buf.len = 0;
     int push = notify_consumer_locked(t); /* the feeder may be waiting for room */
-    pthread_mutex_unlock(&t->stream_lock);
+    rx_mutex_unlock(&t->stream_lock);
     if (push)
         rx_cq_push(t->cq, t);
     t->last_activity_ms = rx_loop_now_ms;
@@ -137,6 +136,22 @@ static size_t on_read(char *buffer, size_t size, size_t nitems, void *userdata)
  * GOAWAY leaves out), and "REFUSED_STREAM, retrying a fresh connect" when the connection was
  * new. So such requests over HTTP/2 read that text (measured at about 1.5 us a
  * request on libcurl 7.88; GETs and HTTP/1.1 requests never pay it). */
+/* Whether `needle` (not empty) occurs in text[0..n): memmem is not in POSIX.1-2008 nor on
+ * Windows. */
+static int contains(const char *text, size_t n, const char *needle, size_t needle_len)
+{
+    while (n >= needle_len) {
+        const char *at = memchr(text, needle[0], n - needle_len + 1);
+        if (at == NULL)
+            return 0;
+        if (memcmp(at, needle, needle_len) == 0)
+            return 1;
+        n -= (size_t)(at - text) + 1;
+        text = at + 1;
+    }
+    return 0;
+}
+
 static int note_refused_stream(CURL *h, curl_infotype type, char *text, size_t n, void *userdata)
 {
     (void)h;
@@ -145,7 +160,7 @@ static int note_refused_stream(CURL *h, curl_infotype type, char *text, size_t n
     if (type != CURLINFO_TEXT)
         return 0;
     if ((n >= sizeof refused - 1 && memcmp(text, refused, sizeof refused - 1) == 0) ||
-        memmem(text, n, by_server, sizeof by_server - 1) != NULL)
+        contains(text, n, by_server, sizeof by_server - 1))
         t->refused_retry = 1;
     return 0;
 }
@@ -169,12 +184,12 @@ static int body_going_out(const rx_transfer *t)
 }
 
 /* Whether a header line starts with `name` (lower case), ignoring case. The first letters are
- * compared before strncasecmp: every response line is checked against a few names, and most
+ * compared before curl_strnequal: every response line is checked against a few names, and most
  * differ from all of them there. */
 static int starts_with_name(const char *line, size_t n, const char *name, size_t len)
 {
     return n >= len && ((unsigned char)line[0] | 0x20) == (unsigned char)name[0] &&
-           strncasecmp(line, name, len) == 0;
+           curl_strnequal(line, name, len);
 }
 
 /* Two Content-Length headers that disagree make the response's framing ambiguous (RFC 9112
@@ -255,12 +270,12 @@ static void headers_complete(rx_transfer *t)
         return;
     }
     curl_easy_getinfo(rx_transfer_easy(t), CURLINFO_RESPONSE_CODE, &status);
-    pthread_mutex_lock(&t->stream_lock);
+    rx_mutex_lock(&t->stream_lock);
     t->status = status;
     t->http_version_used = (int)version;
     t->headers_done = 1;
     int push = notify_consumer_locked(t);
-    pthread_mutex_unlock(&t->stream_lock);
+    rx_mutex_unlock(&t->stream_lock);
     if (push)
         rx_cq_push(t->cq, t);
 }
@@ -373,9 +388,7 @@ static int reused_connection_closed(rx_transfer *t)
     if (curl_easy_getinfo(h, CURLINFO_ACTIVESOCKET, &fd) != CURLE_OK ||
         fd == CURL_SOCKET_BAD)
         return 0;
-    char byte;
-    ssize_t n = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    return n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+    return rx_socket_has_news(fd);
 }
 
 /* The connection is ready (new or reused) and the request is about to go out. */
@@ -802,13 +815,13 @@ void rx_transfer_deliver(rx_transfer *t)
 {
     t->wait.completed_us = rx_clock_us();
     __atomic_store_n(&t->state, RX_DONE, __ATOMIC_RELEASE);
-    /* The semaphore is posted in both modes: an event loop that shuts down waits on it for the
+    /* The latch is set in both modes: an event loop that shuts down waits on it for the
      * transfers it cancelled, since their request bodies are borrowed until then. */
     if (t->stream || t->upload_stream) {
-        pthread_mutex_lock(&t->stream_lock);
+        rx_mutex_lock(&t->stream_lock);
         t->consumer_waiting = 0;
-        pthread_cond_broadcast(&t->stream_cond);
-        pthread_mutex_unlock(&t->stream_lock);
+        rx_cond_broadcast(&t->stream_cond);
+        rx_mutex_unlock(&t->stream_lock);
     }
     if (t->on_delivered != NULL) {
         t->on_delivered(t, t->on_delivered_arg); /* nobody waits for it */
@@ -816,7 +829,7 @@ void rx_transfer_deliver(rx_transfer *t)
     }
     if (t->cq != NULL)
         rx_cq_push(t->cq, t);
-    sem_post(&t->done);
+    rx_latch_set(&t->done);
 }
 
 /* ---------------------------------------------------------------------------------------------

@@ -35,15 +35,15 @@
 #ifndef RX_TRANSFER_H
 #define RX_TRANSFER_H
 
-#include <pthread.h>
-#include <semaphore.h>
 #include <stdint.h>
 
 #include <curl/curl.h>
 
 #include "buffer.h"
 #include "completion.h"
+#include "platform.h"
 #include "route.h"
+#include "thread.h"
 #include "tls.h"
 
 /* Error codes of our own, beside libcurl's CURLcode values (which all stay below 1000). */
@@ -200,7 +200,7 @@ struct rx_transfer {
     /* ---- shared between threads ---- */
     int state;               /* atomic: RX_NEW, RX_ACTIVE, RX_DONE */
     int refs;                /* atomic reference count */
-    sem_t done;              /* posted once, when state becomes RX_DONE */
+    int done;                /* a latch (platform.h), set once state is RX_DONE */
     /* The engine's command nodes, embedded so that queueing never allocates (engine.c alone
      * touches them; any thread may queue a command). */
     struct {
@@ -210,8 +210,8 @@ struct rx_transfer {
     } commands;
 
     /* ---- streaming: guarded by stream_lock (see "Streaming" below) ---- */
-    pthread_mutex_t stream_lock;
-    pthread_cond_t stream_cond; /* a blocking consumer waits here */
+    rx_mutex stream_lock;
+    rx_cond stream_cond;     /* a blocking consumer waits here */
     int headers_done;        /* status, http_version_used and headers are final */
     int paused;              /* body_buf reached RX_STREAM_HIGH_WATER: curl is paused */
     int consumer_waiting;    /* an event-loop consumer wants a completion-queue notification */
@@ -257,8 +257,8 @@ void rx_transfer_set_route(rx_transfer *t, rx_route *route);
 /* Deliver the completion to `cq` instead of the semaphore (takes a queue reference). */
 void rx_transfer_set_completion_queue(rx_transfer *t, rx_completion_queue *cq);
 
-/* Wait for completion: timeout_ms < 0 waits for ever. Returns 0 when done, else EINTR or
- * ETIMEDOUT (the caller then checks for signals and waits again). */
+/* Wait for completion: timeout_ms < 0 waits for ever. Returns 0 when done, else -1 (timed out or
+ * interrupted by a signal: the caller then checks for signals and waits again). */
 int rx_transfer_wait(rx_transfer *t, long timeout_ms);
 
 static inline int rx_transfer_is_done(const rx_transfer *t)
@@ -272,11 +272,8 @@ static inline int rx_transfer_is_running(const rx_transfer *t)
     return __atomic_load_n(&t->state, __ATOMIC_RELAXED) == RX_ACTIVE;
 }
 
-/* Waiter: consume the completion if it happened (1), without blocking (0 otherwise). */
-static inline int rx_transfer_try_collect(rx_transfer *t)
-{
-    return rx_transfer_is_done(t) && sem_trywait(&t->done) == 0;
-}
+/* Waiter: whether it was delivered, without blocking (its latch is set once it has been). */
+static inline int rx_transfer_try_collect(rx_transfer *t) { return rx_latch_is_set(&t->done); }
 
 /* After done: whether it ended in an error. */
 static inline int rx_transfer_failed(const rx_transfer *t) { return t->error != 0; }

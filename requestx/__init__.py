@@ -14,6 +14,7 @@ from ._client import USE_CLIENT_DEFAULT, AsyncClient, Client, __version__
 from ._config import Limits, Proxy, Timeout
 from ._content import AsyncByteStream, ByteStream, SyncByteStream
 from ._core import libcurl_info as _libcurl_info
+from ._core import platform_info as _platform_info
 from ._exceptions import (
     CloseError,
     ConnectError,
@@ -62,6 +63,11 @@ from ._wsgi import WSGITransport
 #: with REQUESTX_SYSTEM_LIBCURL=1): version, TLS library, and whether http2, brotli and zstd
 #: are compiled in. Read-only.
 __libcurl__ = _MappingProxyType(_libcurl_info())
+
+#: The C engine's platform layer: "platform" names the implementation in use ("linux": epoll
+#: and eventfd; "posix": poll() and pipes, as on macOS and the BSDs, chosen on Linux with
+#: REQUESTX_PLATFORM=posix; "windows"). Read-only.
+__engine__ = _MappingProxyType(_platform_info())
 
 __title__ = "requestx"
 __description__ = "An async-first, httpx-compatible HTTP client on a libcurl C engine."

@@ -2,12 +2,17 @@
 Event-loop bridges: how an awaiting coroutine learns that its transfer finished.
 
 Each event loop (an asyncio or uvloop loop, or one `trio.run`) gets one bridge with one
-`CompletionQueue`: the engine's loop thread appends finished transfers to it and writes its
-eventfd only when it goes from empty to non-empty. The bridge watches that fd with the event
-loop's own machinery and, when it fires, drains every finished transfer in one pass:
+`CompletionQueue`: the engine's loop thread appends finished transfers to it and raises its
+notifier (an eventfd on Linux, a pipe on macOS and the BSDs, a loopback socket on Windows:
+csrc/platform.h) only when it goes from empty to non-empty. The bridge watches the notifier
+with the event loop's own machinery and, when it fires, drains every finished transfer in one
+pass:
 
 * asyncio / uvloop: one permanent `loop.add_reader(fd, drain)`; `drain` resolves futures.
-* trio: a system task loops on `trio.lowlevel.wait_readable(fd)` and reschedules tasks.
+  asyncio's Proactor loop (Windows' default) has no `add_reader`: there a task receives on the
+  notifier socket with `loop.sock_recv` (overlapped I/O) and drains after each receive.
+* trio: a system task loops on `trio.lowlevel.wait_readable(fd)` and reschedules tasks (a
+  socket on Windows, which trio can wait on).
 
 So a burst of N completions costs one wake-up of the event loop and no thread hand-off per
 request (no `call_soon_threadsafe`, no executor). Bridges are found from the running loop:
@@ -26,6 +31,7 @@ request body alive for the C side) until the loop thread reports it finished.
 from __future__ import annotations
 
 import asyncio
+import socket
 import sys
 import typing
 import weakref
@@ -144,9 +150,24 @@ class _AsyncioBridge(_BridgeBase):
         self._owed: set[_core.Engine] = set()  # engines owed a wake-up (submit)
         self._scope_checkpoint = _asyncio_scope_checkpoint()  # here: sync users never import it
         self._scope_tasks = _asyncio_scope_tasks()
-        loop.add_reader(self.queue.fileno(), self._drain)
+        self._notifier: socket.socket | None = None  # the Proactor loop's (_receive_wake_ups)
+        try:
+            loop.add_reader(self.queue.fileno(), self._drain)
+        except NotImplementedError:
+            self._notifier = socket.socket(fileno=self.queue.fileno())
+            loop.create_task(self._receive_wake_ups(loop, self._notifier))
         # A loop that is garbage-collected takes its bridge along: cancel what still runs.
-        weakref.finalize(loop, self.queue.close)
+        weakref.finalize(loop, _close_queue, self.queue, self._notifier)
+
+    async def _receive_wake_ups(
+        self, loop: asyncio.AbstractEventLoop, notifier: socket.socket
+    ) -> None:
+        """The Proactor loop's add_reader: receive what the loop thread raised, then drain."""
+        try:
+            while await loop.sock_recv(notifier, 64):
+                self._drain()
+        except OSError:
+            pass  # the queue closed its socket: the loop is going away
 
     def _drain(self) -> None:
         for pending in self.queue.drain():
@@ -322,13 +343,22 @@ def current_bridge() -> _Bridge:
     raise RuntimeError(f"requestx.AsyncClient does not support the {library!r} event loop")
 
 
+def _close_queue(queue: _core.CompletionQueue, notifier: socket.socket | None) -> None:
+    """Close a bridge's queue. Its notifier socket belongs to the queue, which closes it: the
+    Python socket object made for the Proactor loop lets go of it first, so that the handle is
+    not closed twice."""
+    if notifier is not None:
+        notifier.detach()
+    queue.close()
+
+
 def _close_bridges_of_closed_loops() -> None:
     """asyncio has no hook for a loop closing; a loop that is closed but still referenced would
     keep its queue (an eventfd, maybe cancelled transfers) until collected. Whenever a new
     loop gets a bridge, bridges of closed loops are closed."""
     for loop, bridge in list(_asyncio_bridges.items()):
         if loop.is_closed():
-            bridge.queue.close()
+            _close_queue(bridge.queue, bridge._notifier)
             del _asyncio_bridges[loop]
 
 

@@ -26,7 +26,7 @@ cdef extern from "route.h" nogil:
         char *proxy_username
         char *proxy_password
         char *unix_socket
-        char *interface
+        char *local_interface
         long ip_resolve
 
     rx_route *rx_route_new(const char *key, size_t key_len)
@@ -42,9 +42,23 @@ cdef extern from "buffer.h" nogil:
     long rx_buffer_live_count()
 
 
+cdef extern from "thread.h" nogil:
+    void rx_sleep_us(int64_t us)
+
+
+cdef extern from "platform.h" nogil:
+    ctypedef long long rx_socket_t  # the C type decides; Cython converts by its size and sign
+
+    ctypedef struct rx_notifier:
+        rx_socket_t read_end
+
+    int rx_platform_select(const char *name, char *names, size_t names_len)
+    const char *rx_platform_name()
+
+
 cdef extern from "transfer.h" nogil:
     ctypedef struct rx_completion_queue:
-        int fd
+        rx_notifier notifier
 
     enum:
         RX_E_CANCELLED
@@ -133,7 +147,7 @@ cdef extern from "engine.h" nogil:
         long easy_pooled
         long driven
         long taken_spinning
-        long epoll_changes
+        long poller_changes
 
     rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len)
     int rx_engine_submit(rx_engine *e, rx_transfer *t)

@@ -9,6 +9,7 @@ LIBCURL_CAINFO: str | None
 LIBCURL_CAPATH: str | None
 
 def libcurl_info() -> dict[str, Any]: ...
+def platform_info() -> dict[str, str]: ...
 
 class EngineError(Exception):
     code: int

@@ -5,7 +5,7 @@ One blocking request, end to end::
 
     _hotpath.send_bodiless() or Client.send()  (_hotpath.pyx, _client.py)
       -> Engine.perform()                     this module: build an rx_transfer, submit it,
-         -> rx_engine_submit()   (engine.c)   queue it for the loop thread (one eventfd write)
+         -> rx_engine_submit()   (engine.c)   queue it for the loop thread (one wake-up)
          -> rx_transfer_wait()   (transfer.c) wait on the transfer's semaphore, GIL released
       <- (status, version, raw header block, Body, elapsed, header marks)
     _hotpath.engine_response()  (_hotpath.pyx)
@@ -20,7 +20,6 @@ from cpython.exc cimport PyErr_CheckSignals
 from libc.errno cimport EINTR
 from libc.math cimport ceil
 from libc.string cimport memchr, memcmp
-from posix.unistd cimport usleep
 
 import atexit
 import os
@@ -114,7 +113,8 @@ def _after_fork_in_child():
     global _fork_generation
     _fork_generation += 1
 
-os.register_at_fork(after_in_child=_after_fork_in_child)
+if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork()
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 # Engines with a running loop thread. At interpreter exit they are stopped before libcurl's and
 # OpenSSL's own exit handlers run, so no loop thread is left inside them at that point.
@@ -225,7 +225,7 @@ cdef class RouteConfig:
         _tls_string(&self.route.proxy_username, proxy_username, "proxy_username")
         _tls_string(&self.route.proxy_password, proxy_password, "proxy_password")
         _tls_string(&self.route.unix_socket, unix_socket, "unix_socket")
-        _tls_string(&self.route.interface, interface, "interface")
+        _tls_string(&self.route.local_interface, interface, "interface")
         self.route.ip_resolve = ip_resolve
         for line in proxy_headers or ():
             if rx_route_add_proxy_header(self.route, PyBytes_AS_STRING(line),
@@ -466,13 +466,13 @@ cdef class Engine:
         cdef rx_engine_stats s
         if self.engine == NULL:
             totals = {"running": 0, "completed": 0, "wakeups": 0, "sleeps": 0,
-                      "easy_pooled": 0, "driven": 0, "taken_spinning": 0, "epoll_changes": 0,
+                      "easy_pooled": 0, "driven": 0, "taken_spinning": 0, "poller_changes": 0,
                       "engines": 0}
         else:
             rx_engine_get_stats(self.engine, &s)
             totals = {"running": s.running, "completed": s.completed, "wakeups": s.wakeups,
                       "sleeps": s.sleeps, "easy_pooled": s.easy_pooled, "driven": s.driven,
-                      "taken_spinning": s.taken_spinning, "epoll_changes": s.epoll_changes,
+                      "taken_spinning": s.taken_spinning, "poller_changes": s.poller_changes,
                       "engines": 1}  # engines started: loop threads
         totals["lanes"] = len(self.lanes)
         for lane in self.lanes:  # the client's figures include its blocking lanes
@@ -922,7 +922,7 @@ cdef class CompletionQueue:
     def fileno(self):
         if self.queue == NULL:
             raise ValueError("the completion queue is closed")
-        return self.queue.fd
+        return self.queue.notifier.read_end
 
     def __len__(self):
         return len(self.pending)
@@ -988,7 +988,7 @@ cdef class CompletionQueue:
         self.drain()
         self.pending.clear()
         if self.queue != NULL:
-            rx_cq_close(self.queue)  # closes the eventfd once no transfer points at it
+            rx_cq_close(self.queue)  # closes the notifier once no transfer points at it
             self.queue = NULL
 
 
@@ -1149,6 +1149,26 @@ cdef str _http_version_of(rx_transfer *t):
     return name
 
 
+def _select_platform():
+    """Pick the platform layer's implementation (csrc/platform.h) before any engine starts:
+    this build's own, or the one REQUESTX_PLATFORM names ("posix" runs the portable one on
+    Linux, as macOS and the BSDs do)."""
+    cdef char names[128]
+    wanted = os.environ.get("REQUESTX_PLATFORM", "")
+    if rx_platform_select(wanted.encode(), names, sizeof(names)) != 0:
+        raise ImportError(
+            f"REQUESTX_PLATFORM={wanted!r}: this build of requestx has "
+            f"{names.decode()} (unset the variable for the default)"
+        )
+
+_select_platform()
+
+
+def platform_info():
+    """The platform layer in use: {"platform": its name}."""
+    return {"platform": rx_platform_name().decode()}
+
+
 # Blocking callers look at the GIL before they take it back (gil_probe.h). Found once, here,
 # while the import holds the GIL.
 rx_gil_probe_init()
@@ -1172,7 +1192,7 @@ def gil_held_while_released(unsigned int wait_us=0):
     cdef int held
     with nogil:
         if wait_us:
-            usleep(wait_us)
+            rx_sleep_us(wait_us)
         held = rx_gil_held()
     return bool(held)
 

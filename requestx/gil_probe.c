@@ -6,11 +6,9 @@
 #define Py_BUILD_CORE_MODULE 1
 #include <Python.h>
 
-#include <sched.h>
-#include <unistd.h>
-
 #include "gil_probe.h"
 #include "clock.h"
+#include "thread.h"
 
 #if defined(Py_GIL_DISABLED) || PY_VERSION_HEX >= 0x030E0000 || \
     defined(EXPERIMENTAL_ISOLATED_SUBINTERPRETERS) || !__has_include("internal/pycore_runtime.h")
@@ -66,7 +64,7 @@ int rx_gil_probe_init(void)
 {
     gil_locked = NULL;
 #if RX_GIL_LAYOUT_KNOWN
-    if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+    if (rx_cpu_count() < 2)
         return 0;
     struct _gil_runtime_state *gil = find_gil();
     if (gil == NULL)
@@ -113,7 +111,7 @@ void rx_gil_wait_free(void)
     uintptr_t holder = read_holder(gil_holder);
     int64_t give_up = rx_clock_us() + RX_GIL_SPIN_US;
     for (;;) {
-        sched_yield(); /* the holder may be waiting for this very CPU */
+        rx_yield(); /* the holder may be waiting for this very CPU */
         if (!rx_gil_held()) {
             __atomic_store_n(&kept_in_a_row, 0, __ATOMIC_RELAXED);
             __atomic_store_n(&backoff_every, BACKOFF_MIN, __ATOMIC_RELAXED);

@@ -4,13 +4,16 @@
 #   scripts/test.sh [pytest arguments...]
 #
 # Installs what is missing (system packages as root, else prints the apt-get command; Python
-# packages into .venv), rebuilds the extension if sources changed, then runs ruff, mypy and
-# pytest (which includes the C engine under valgrind and AddressSanitizer).
+# packages into .venv), rebuilds the extension if sources changed, then runs ruff, mypy, the
+# portability compiles (scripts/check_portable.sh) and pytest (which includes the C engine
+# under valgrind, AddressSanitizer and ThreadSanitizer) once per platform layer: Linux's own
+# (epoll, eventfd) and the portable POSIX one that macOS and the BSDs run
+# (REQUESTX_PLATFORM=posix). REQUESTX_TEST_PLATFORMS="linux" (or "posix") runs one of them.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 
-scripts/bootstrap.sh --valgrind --nginx --tinyproxy --shellcheck
+scripts/bootstrap.sh --valgrind --nginx --tinyproxy --shellcheck --cross
 py=.venv/bin/python
 
 echo "test: building the extension"
@@ -39,5 +42,9 @@ for so in requestx/_core*.so; do
 done
 echo "test: mypy"
 "$py" -m mypy
-echo "test: pytest"
-exec "$py" -m pytest "$@"
+echo "test: portability (scripts/check_portable.sh)"
+scripts/check_portable.sh
+for platform in ${REQUESTX_TEST_PLATFORMS:-linux posix}; do
+    echo "test: pytest on the $platform platform layer (REQUESTX_PLATFORM=$platform)"
+    REQUESTX_PLATFORM="$platform" "$py" -m pytest "$@"
+done

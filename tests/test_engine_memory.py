@@ -42,17 +42,25 @@ def _compile(out: Path, *extra_flags: str) -> Path:
     cflags, libs = _libcurl_flags()
     flags = ["-std=c11", "-D_GNU_SOURCE", "-g", "-O1", "-Wall", "-Wextra", "-Werror"]
     flags += ["-Wno-unused-parameter", f"-I{ROOT / 'csrc'}", *cflags, *extra_flags]
-    subprocess.run(
+    built = subprocess.run(
         ["gcc", *flags, *SOURCES, "-o", str(out), *libs, "-pthread"],
-        check=True,
         capture_output=True,
         text=True,
     )
+    assert built.returncode == 0, built.stderr
     return out
 
 
 def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+
+
+def _assert_passed(result: subprocess.CompletedProcess[str]) -> None:
+    """All checks passed, on the platform layer REQUESTX_PLATFORM names (as for the suite)."""
+    assert result.returncode == 0, result.stdout + result.stderr[-6000:]
+    assert "all checks passed" in result.stdout
+    platform = os.environ.get("REQUESTX_PLATFORM") or "linux"
+    assert f"platform: {platform}\n" in result.stdout
 
 
 @pytest.fixture(scope="module")
@@ -80,8 +88,7 @@ def test_engine_is_clean_under_valgrind(
             h2_script.url,
         ]
     )
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "all checks passed" in result.stdout
+    _assert_passed(result)
 
 
 @pytest.mark.timeout(240)
@@ -90,8 +97,7 @@ def test_engine_is_clean_under_asan(
 ) -> None:
     binary = _compile(tmp_path / "engine_test_asan", "-fsanitize=address,undefined")
     result = _run([str(binary), server.url, h2_script.url])
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "all checks passed" in result.stdout
+    _assert_passed(result)
     assert "runtime error" not in result.stderr  # UBSan reports but does not fail by default
 
 
@@ -113,6 +119,5 @@ def test_engine_threads_are_clean_under_tsan(
         timeout=240,
         env=env,
     )
-    assert result.returncode == 0, result.stdout + result.stderr[-6000:]
-    assert "all checks passed" in result.stdout
+    _assert_passed(result)
     assert "WARNING: ThreadSanitizer" not in result.stderr, result.stderr[-6000:]

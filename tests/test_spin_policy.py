@@ -14,14 +14,15 @@ def test_spin_policy(tmp_path: Path) -> None:
     cflags, _ = _libcurl_flags()  # transfer.h includes curl/curl.h; nothing is linked
     binary = tmp_path / "spin_test"
     sanitizers = "-fsanitize=address,undefined"
-    subprocess.run(
+    sources = [ROOT / "tests/c/spin_test.c", ROOT / "csrc/spin.c", ROOT / "csrc/thread_posix.c"]
+    built = subprocess.run(
         ["gcc", "-std=c11", "-D_GNU_SOURCE", "-g", "-O1", "-Wall", "-Wextra", "-Werror"]
         + [f"-I{ROOT / 'csrc'}", *cflags, sanitizers, "-fno-sanitize-recover=all"]
-        + [str(ROOT / "tests/c/spin_test.c"), str(ROOT / "csrc/spin.c"), "-o", str(binary)],
-        check=True,
+        + [*map(str, sources), "-o", str(binary), "-pthread"],
         capture_output=True,
         text=True,
     )
+    assert built.returncode == 0, built.stderr
     result = subprocess.run([str(binary)], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "spin_test: all checks passed" in result.stdout

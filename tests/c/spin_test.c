@@ -2,7 +2,8 @@
  * when a blocking waiter spins, for how long, and what a slow server costs in spinning.
  * No threads, no network: rx_spin_note gets the samples a real engine would record.
  *
- *   gcc -I csrc -I <libcurl include> tests/c/spin_test.c csrc/spin.c -o spin_test */
+ *   gcc -I csrc -I <libcurl include> tests/c/spin_test.c csrc/spin.c csrc/thread_posix.c \
+ *       -pthread -o spin_test */
 #include <stdio.h>
 
 #include "spin.h"
