@@ -2,13 +2,19 @@
 # Build the libcurl requestx links: pinned curl and nghttp2, static and position-independent,
 # into a cache directory keyed by versions, flags and this script.
 #
-#   scripts/build_libcurl.sh [--cache DIR] [--source auto|upstream|crates] [--print-prefix]
+#   scripts/build_libcurl.sh [--cache DIR] [--source auto|upstream|crates] [--host TRIPLE]
+#                            [--print-prefix]
 #
 #   --cache DIR     where builds and downloads are kept (default: $REQUESTX_LIBCURL_CACHE, else
 #                   ${XDG_CACHE_HOME:-~/.cache}/requestx/libcurl)
 #   --source S      upstream: release archives from the projects' own hosts; crates: the same
 #                   releases as vendored by the Rust crates curl-sys and libnghttp2-sys, fetched
 #                   with cargo from crates.io; auto (default): upstream, then crates
+#   --host TRIPLE   cross-build for another platform with Debian's cross compilers:
+#                   aarch64-linux-gnu (gcc-aarch64-linux-gnu; OpenSSL, zlib, brotli and zstd
+#                   from Debian's arm64 -dev packages) or x86_64-w64-mingw32 (gcc-mingw-w64-x86-64;
+#                   TLS by Schannel, zlib from libz-mingw-w64-dev, no brotli or zstd). Default:
+#                   this machine (CC, else cc).
 #   --print-prefix  print the install prefix for these pins and exit (nothing is built); the
 #                   prefix exists only once a build has finished
 #
@@ -27,6 +33,8 @@
 # their shared libraries. The prefix ends up holding:
 #   include/curl/*.h, lib/libcurl.a, lib/libnghttp2.a
 #   link-args.txt   what the extension adds to its link line, one argument per line
+#   cflags.txt      what code including curl/curl.h adds to its compile line (Windows: the
+#                   static-library defines), one argument per line; may be empty
 #   build-info.txt  versions, sources and flags of this build
 # Needs: cmake, ninja (or make), a C compiler, and cargo for --source crates.
 set -euo pipefail
@@ -37,6 +45,7 @@ patch_dir="$repo/scripts/libcurl-patches"
 cache="${REQUESTX_LIBCURL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/requestx/libcurl}"
 source_mode=auto
 print_prefix=0
+host=""
 
 say() { echo "build_libcurl: $*" >&2; }
 die() { echo "build_libcurl: error: $*" >&2; exit 1; }
@@ -45,6 +54,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --cache) [ $# -ge 2 ] || die "--cache needs a directory"; cache="$2"; shift ;;
         --source) [ $# -ge 2 ] || die "--source needs auto, upstream or crates"; source_mode="$2"; shift ;;
+        --host) [ $# -ge 2 ] || die "--host needs a target triple"; host="$2"; shift ;;
         --print-prefix) print_prefix=1 ;;
         -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' \
                        "${BASH_SOURCE[0]}"; exit 0 ;;
@@ -65,8 +75,32 @@ pin() {
 read -r curl_version _ _ < <(pin curl tarball)
 read -r nghttp2_version _ _ < <(pin nghttp2 tarball)
 
-cc="${CC:-cc}"
-command -v "$cc" >/dev/null 2>&1 || die "no C compiler ($cc); on Debian: apt-get install -y gcc"
+# What the target is, and how cmake is told when it is not this machine.
+cross=()
+target_cflags=""
+case "$host" in
+    "")
+        cc="${CC:-cc}"
+        arch="$(uname -m)"
+        tls=openssl
+        command -v "$cc" >/dev/null 2>&1 || die "no C compiler ($cc); on Debian: apt-get install -y gcc" ;;
+    aarch64-linux-gnu)
+        cc="$host-gcc"
+        arch=aarch64
+        tls=openssl
+        command -v "$cc" >/dev/null 2>&1 || die "no $cc; on Debian: apt-get install -y gcc-aarch64-linux-gnu"
+        cross=(-DCMAKE_SYSTEM_NAME=Linux -DCMAKE_SYSTEM_PROCESSOR=aarch64) ;;
+    x86_64-w64-mingw32)
+        cc="$host-gcc"
+        arch=x86_64-windows
+        tls=schannel
+        command -v "$cc" >/dev/null 2>&1 || die "no $cc; on Debian: apt-get install -y gcc-mingw-w64-x86-64"
+        cross=(-DCMAKE_SYSTEM_NAME=Windows -DCMAKE_SYSTEM_PROCESSOR=AMD64
+               -DCMAKE_RC_COMPILER="$host-windres")
+        target_cflags="-DNGHTTP2_STATICLIB" ;; # libcurl calls nghttp2 statically, not by DLL import
+    *) die "--host: $host is not one of aarch64-linux-gnu, x86_64-w64-mingw32" ;;
+esac
+[ -n "$host" ] && cross+=(-DCMAKE_C_COMPILER="$cc" -DCMAKE_FIND_ROOT_PATH_MODE_PROGRAM=NEVER)
 
 # --- static archives of the system libraries ----------------------------------------------
 # The compiler's own search path finds them, on Debian and in manylinux/musllinux images alike.
@@ -78,8 +112,15 @@ static_lib() {
 }
 declare -A system_lib
 missing_dev=()
-for lib in ssl:libssl-dev crypto:libssl-dev z:zlib1g-dev brotlidec:libbrotli-dev \
-           brotlicommon:libbrotli-dev zstd:libzstd-dev; do
+case "$host" in
+    "") wanted=(ssl:libssl-dev crypto:libssl-dev z:zlib1g-dev brotlidec:libbrotli-dev
+                brotlicommon:libbrotli-dev zstd:libzstd-dev) ;;
+    aarch64-linux-gnu) wanted=(ssl:libssl-dev:arm64 crypto:libssl-dev:arm64 z:zlib1g-dev:arm64
+                               brotlidec:libbrotli-dev:arm64 brotlicommon:libbrotli-dev:arm64
+                               zstd:libzstd-dev:arm64) ;;
+    x86_64-w64-mingw32) wanted=(z:libz-mingw-w64-dev) ;;
+esac
+for lib in "${wanted[@]}"; do
     name="${lib%%:*}"
     if path="$(static_lib "$name")"; then
         system_lib[$name]="$path"
@@ -90,6 +131,11 @@ done
 if [ ${#missing_dev[@]} -gt 0 ]; then
     die "static libraries missing; on Debian: apt-get install -y $(printf '%s\n' "${missing_dev[@]}" | sort -u | tr '\n' ' ')"
 fi
+# In link order (libcurl's dependencies after it, each before what it needs).
+link_libs=()
+for name in ssl crypto brotlidec brotlicommon zstd z; do
+    [ -n "${system_lib[$name]:-}" ] && link_libs+=("${system_lib[$name]}")
+done
 
 # Everything that changes the result goes into the key: the pins, this script, the compiler,
 # the flags the caller passes through the environment, and which static libraries were found
@@ -97,13 +143,13 @@ fi
 patches=()
 for file in "$patch_dir"/*.patch; do [ -f "$file" ] && patches+=("$file"); done
 key_input="$(cat "$pins" "${BASH_SOURCE[0]}" ${patches[@]+"${patches[@]}"}
-             "$cc" --version | head -n 1; uname -m
+             "$cc" --version | head -n 1; uname -m; echo "host=$host"
              echo "CFLAGS=${CFLAGS:-}"
              for name in "${!system_lib[@]}"; do
                  stat -c '%n %s %Y' "${system_lib[$name]}"
              done | sort)"
 key="$(printf '%s' "$key_input" | sha256sum | cut -c1-12)"
-prefix="$cache/curl-$curl_version-nghttp2-$nghttp2_version-$(uname -m)-$key"
+prefix="$cache/curl-$curl_version-nghttp2-$nghttp2_version-$arch-$key"
 
 if [ "$print_prefix" = 1 ]; then
     echo "$prefix"
@@ -228,8 +274,8 @@ stage="$work/prefix"
 # One section per function and object, so that the extension's link (setup.py, --gc-sections)
 # drops what requestx never calls: curl_easy_perform above all, which must not be in the engine
 # (requests run on the loop thread's multi handle; scripts/test.sh checks the built extension).
-common=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_POSITION_INDEPENDENT_CODE=ON
-        -DCMAKE_C_FLAGS="${CFLAGS:-} -ffunction-sections -fdata-sections"
+common=("${cross[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_POSITION_INDEPENDENT_CODE=ON
+        -DCMAKE_C_FLAGS="${CFLAGS:-} $target_cflags -ffunction-sections -fdata-sections"
         -DCMAKE_INSTALL_PREFIX="$stage" -DCMAKE_INSTALL_LIBDIR=lib
         -DBUILD_SHARED_LIBS=OFF -DBUILD_STATIC_LIBS=ON)
 
@@ -241,7 +287,33 @@ cmake -S "$work/nghttp2" -B "$work/nghttp2-build" "${generator[@]}" "${common[@]
 cmake --build "$work/nghttp2-build" --parallel "$jobs" --target install >>"$work/nghttp2.log" 2>&1 ||
     { tail -n 40 "$work/nghttp2.log" >&2; die "nghttp2: build failed"; }
 
-say "building curl $curl_version (static, http and https only)"
+# TLS and decoders. Cross builds name each library: cmake's own search would find this
+# machine's.
+features=()
+if [ "$tls" = openssl ]; then
+    features+=(-DCURL_USE_OPENSSL=ON -DOPENSSL_USE_STATIC_LIBS=ON)
+    [ -n "$host" ] && features+=(-DOPENSSL_SSL_LIBRARY="${system_lib[ssl]}"
+                                 -DOPENSSL_CRYPTO_LIBRARY="${system_lib[crypto]}")
+else
+    # Schannel verifies against the Windows certificate store: no bundle file to look for.
+    features+=(-DCURL_USE_OPENSSL=OFF -DCURL_USE_SCHANNEL=ON -DCURL_CA_BUNDLE=none -DCURL_CA_PATH=none)
+fi
+features+=(-DCURL_ZLIB=ON -DZLIB_USE_STATIC_LIBS=ON)
+case "$host" in  # Debian's arm64 headers are multiarch, in /usr/include; MinGW's are its own
+    aarch64-linux-gnu) features+=(-DZLIB_LIBRARY="${system_lib[z]}" -DZLIB_INCLUDE_DIR=/usr/include) ;;
+    x86_64-w64-mingw32) features+=(-DZLIB_LIBRARY="${system_lib[z]}"
+                                   -DZLIB_INCLUDE_DIR="$(dirname "${system_lib[z]}")/../include") ;;
+esac
+if [ -n "${system_lib[zstd]:-}" ]; then
+    features+=(-DCURL_BROTLI=ON -DCURL_ZSTD=ON)
+    [ -n "$host" ] && features+=(-DBROTLIDEC_LIBRARY="${system_lib[brotlidec]}"
+                                 -DBROTLICOMMON_LIBRARY="${system_lib[brotlicommon]}"
+                                 -DZSTD_LIBRARY="${system_lib[zstd]}")
+else
+    features+=(-DCURL_BROTLI=OFF -DCURL_ZSTD=OFF)
+fi
+
+say "building curl $curl_version (static, http and https only${host:+, for $host})"
 # Perl is switched off: it only builds docs, and the crate's tree has no docs/ folder. The
 # headers API (curl_easy_header) is off: the engine parses the header block itself, and with
 # the API on, libcurl stored every response header line again (allocations per line).
@@ -251,15 +323,12 @@ cmake -S "$work/curl" -B "$work/curl-build" "${generator[@]}" "${common[@]}" \
     -DBUILD_LIBCURL_DOCS=OFF -DBUILD_MISC_DOCS=OFF -DENABLE_CURL_MANUAL=OFF \
     -DHTTP_ONLY=ON -DCURL_DISABLE_NETRC=ON -DCURL_DISABLE_LDAP=ON -DCURL_DISABLE_LDAPS=ON \
     -DCURL_DISABLE_HEADERS_API=ON \
-    -DCURL_USE_OPENSSL=ON -DOPENSSL_USE_STATIC_LIBS=ON \
     -DUSE_NGHTTP2=ON -DNGHTTP2_INCLUDE_DIR="$stage/include" \
     -DNGHTTP2_LIBRARY="$stage/lib/libnghttp2.a" \
-    -DCURL_ZLIB=ON -DZLIB_USE_STATIC_LIBS=ON \
-    -DCURL_BROTLI=ON -DCURL_ZSTD=ON \
     -DENABLE_THREADED_RESOLVER=ON -DENABLE_ARES=OFF -DENABLE_UNIX_SOCKETS=ON \
     -DUSE_LIBIDN2=OFF -DCURL_USE_LIBPSL=OFF -DCURL_USE_LIBSSH2=OFF -DCURL_USE_LIBSSH=OFF \
     -DCURL_USE_GSSAPI=OFF -DUSE_NGTCP2=OFF -DUSE_QUICHE=OFF -DUSE_HTTPSRR=OFF \
-    -DCURL_USE_PKGCONFIG=OFF -DCURL_CA_BUNDLE=auto -DCURL_CA_PATH=auto \
+    -DCURL_USE_PKGCONFIG=OFF -DCURL_CA_BUNDLE=auto -DCURL_CA_PATH=auto "${features[@]}" \
     >"$work/curl.log" 2>&1 || { tail -n 40 "$work/curl.log" >&2; die "curl: cmake failed"; }
 cmake --build "$work/curl-build" --parallel "$jobs" --target install >>"$work/curl.log" 2>&1 ||
     { tail -n 40 "$work/curl.log" >&2; die "curl: build failed"; }
@@ -271,10 +340,17 @@ ca_path="$(sed -n 's/^#define CURL_CA_PATH "\(.*\)"/\1/p' "$work/curl-build/lib/
 {
     echo "$stage/lib/libcurl.a"
     echo "$stage/lib/libnghttp2.a"
-    for name in ssl crypto brotlidec brotlicommon zstd z; do echo "${system_lib[$name]}"; done
-    echo "-ldl"
-    echo "-lpthread"
+    printf '%s\n' "${link_libs[@]}"
+    if [ "$host" = x86_64-w64-mingw32 ]; then
+        printf '%s\n' -lws2_32 -lcrypt32 -lsecur32 -lbcrypt -liphlpapi -ladvapi32
+    else
+        printf '%s\n' -ldl -lpthread
+    fi
 } | sed "s|$stage|$prefix|" >"$stage/link-args.txt"
+# A static libcurl and nghttp2 on Windows: their headers would otherwise declare DLL imports.
+if [ "$host" = x86_64-w64-mingw32 ]; then
+    printf '%s\n' -DCURL_STATICLIB -DNGHTTP2_STATICLIB
+fi >"$stage/cflags.txt"
 {
     echo "curl $curl_version ($(grep -m1 'LIBCURL_VERSION ' "$work/curl/include/curl/curlver.h" | cut -d'"' -f2))"
     echo "nghttp2 $nghttp2_version"
@@ -284,7 +360,8 @@ ca_path="$(sed -n 's/^#define CURL_CA_PATH "\(.*\)"/\1/p' "$work/curl-build/lib/
     done
     echo "ca_bundle ${ca_bundle:-none}"
     echo "ca_path ${ca_path:-none}"
-    for name in ssl crypto brotlidec brotlicommon zstd z; do echo "system lib$name.a ${system_lib[$name]}"; done
+    echo "host ${host:-native} ($arch), TLS by $tls"
+    for name in "${!system_lib[@]}"; do echo "system lib$name.a ${system_lib[$name]}"; done | sort
     echo "key $key"
     grep -E '^-- (Protocols|Features|Enabled SSL backends):' "$work/curl.log" | sed 's/^-- //'
 } >"$stage/build-info.txt"

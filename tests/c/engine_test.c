@@ -35,6 +35,14 @@ static int failures;
 
 static const char *base;
 
+/* Each check group names itself first, so a run that hangs (under an emulator, say) shows
+ * where. */
+#define STEP(call)                                                                                 \
+    do {                                                                                           \
+        printf("step: %s\n", #call);                                                               \
+        call;                                                                                      \
+    } while (0)
+
 static void sleep_ms(long ms) { rx_sleep_us((int64_t)ms * 1000); }
 
 static rx_transfer *make(const char *method, const char *path, long read_timeout_ms)
@@ -658,6 +666,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "REQUESTX_PLATFORM: this build has %s\n", names);
         return 2;
     }
+    setvbuf(stdout, NULL, _IOLBF, 0); /* line by line, even into a pipe */
     printf("platform: %s\n", rx_platform_name());
     curl_global_init(CURL_GLOBAL_ALL);
 
@@ -668,34 +677,34 @@ int main(int argc, char **argv)
     if (e == NULL)
         return 1;
 
-    bad_input();
-    header_validation();
-    sequential_gets(e, 50);
-    post_body(e);
-    concurrent(e, 32);
-    cancel_in_flight(e);
-    read_timeout(e);
-    refused(e);
-    completion_queue(e, 32);
-    streaming(e);
-    fed_upload(e, -1);
-    fed_upload(e, 3 * 1000 * 1000);
-    routed(e);
-    callers_drive(e);
-    load_runs(e);
+    STEP(bad_input());
+    STEP(header_validation());
+    STEP(sequential_gets(e, 50));
+    STEP(post_body(e));
+    STEP(concurrent(e, 32));
+    STEP(cancel_in_flight(e));
+    STEP(read_timeout(e));
+    STEP(refused(e));
+    STEP(completion_queue(e, 32));
+    STEP(streaming(e));
+    STEP(fed_upload(e, -1));
+    STEP(fed_upload(e, 3 * 1000 * 1000));
+    STEP(routed(e));
+    STEP(callers_drive(e));
+    STEP(load_runs(e));
     /* An h2c client has an engine of its own, as every Client does. */
     rx_limits h2c_limits = {.max_connections = 10, .max_keepalive = 5, .keepalive_expiry_s = 5};
     rx_engine *h2c = rx_engine_new(&h2c_limits, err, sizeof err);
     CHECK(h2c != NULL, "h2c engine: %s", err);
-    h2c_burst(h2c, 32);
-    h2c_burst(h2c, 8); /* again, on the connection the first burst left open */
+    STEP(h2c_burst(h2c, 32));
+    STEP(h2c_burst(h2c, 8)); /* again, on the connection the first burst left open */
     if (h2c != NULL)
         rx_engine_free(h2c);
-    sequential_gets(e, 5); /* the pool is healthy after all that */
+    STEP(sequential_gets(e, 5)); /* the pool is healthy after all that */
     rx_engine_free(e);
-    close_with_transfer_in_flight();
-    h1_gate();
-    h2c_restarts(argv[2]);
+    STEP(close_with_transfer_in_flight());
+    STEP(h1_gate());
+    STEP(h2c_restarts(argv[2]));
 
     CHECK(rx_transfer_live_count() == 0, "%ld transfers leaked", rx_transfer_live_count());
     CHECK(rx_buffer_live_count() == 0, "%ld buffers leaked", rx_buffer_live_count());
