@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._urls import URL, QueryParams
 
 # The aliases are evaluated at runtime (users may use them in their own annotations),
-# so they must stay valid on Python 3.9: typing.Union/Optional, quoted forward refs.
+# so they use typing.Union/Optional: quoted forward refs cannot be joined with `|`.
 
 PrimitiveData = Optional[Union[str, int, float, bool]]
 

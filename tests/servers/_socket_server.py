@@ -82,7 +82,7 @@ class SocketServer(Lifecycle):
         while not self._stopping.is_set():
             try:
                 conn, _ = listener.accept()
-            except socket.timeout:
+            except TimeoutError:
                 continue
             except OSError:  # the listener was closed
                 return

@@ -212,7 +212,7 @@ class FaultServer(SocketServer):
         try:
             conn.recv(1, socket.MSG_PEEK)  # b"" (the client closed) counts too
             return True
-        except socket.timeout:
+        except TimeoutError:
             return False
         finally:
             conn.settimeout(IO_TIMEOUT)
@@ -239,7 +239,7 @@ def _close_gracefully(conn: socket.socket, on_fin: Callable[[], None] | None = N
             try:
                 if not conn.recv(65536):
                     return
-            except socket.timeout:
+            except TimeoutError:
                 continue
     except OSError:
         pass

@@ -47,7 +47,7 @@ def full_backlog() -> Iterator[int | None]:
             probe.settimeout(0.2)
             try:
                 probe.connect((LOOPBACK, port))
-            except (socket.timeout, TimeoutError):
+            except TimeoutError:
                 probe.close()
                 stalled = True
                 break
