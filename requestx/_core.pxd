@@ -267,6 +267,7 @@ cdef extern from "gil_probe.h" nogil:
 
     int rx_gil_probe_init()
     int rx_gil_probe_on()
+    int rx_gil_probe_layout_known()
     int rx_gil_held()
     void rx_gil_wait_free()
     void rx_gil_get_stats(rx_gil_stats *out)

@@ -1186,6 +1186,13 @@ def gil_probe_stats():
             "timeouts": s.timeouts, "skipped": s.skipped}
 
 
+def gil_probe_layout_known():
+    """Whether this build knows the GIL's layout (compiled with the interpreter's internal
+    headers, a version it checked): the probe is on where it does and the check at import
+    agrees (gil_probe.c)."""
+    return bool(rx_gil_probe_layout_known())
+
+
 def gil_held_while_released(unsigned int wait_us=0):
     """What the GIL probe reads from a section that has released the GIL, `wait_us` after
     releasing it: False unless another Python thread took it meanwhile (a test of the probe)."""

@@ -89,6 +89,8 @@ int rx_gil_probe_on(void)
     return gil_locked != NULL;
 }
 
+int rx_gil_probe_layout_known(void) { return RX_GIL_LAYOUT_KNOWN; }
+
 int rx_gil_held(void)
 {
     return gil_locked != NULL && __atomic_load_n(gil_locked, __ATOMIC_RELAXED) == 1;

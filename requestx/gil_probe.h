@@ -44,6 +44,9 @@ int rx_gil_probe_init(void);
 
 /* 1 if the probe is on. */
 int rx_gil_probe_on(void);
+/* Whether this build knows the layout of the interpreter it was compiled for (its internal
+ * headers were there, a version from 3.9 to 3.13, with a GIL): the probe can be on only then. */
+int rx_gil_probe_layout_known(void);
 
 /* Is the GIL held by some thread? 0 when the probe is off. Any thread. */
 int rx_gil_held(void);

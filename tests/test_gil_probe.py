@@ -23,6 +23,7 @@ import sysconfig
 import threading
 import time
 import typing
+from pathlib import Path
 
 import pytest
 
@@ -32,14 +33,23 @@ from tests.servers import HypercornServer
 from tests.servers.nginx import Nginx, nginx_or_skip
 from tests.test_concurrency import _run_threads
 
-# Where gil_probe.c knows CPython's layout: 3.9-3.13 with a GIL, its internal headers installed
-# (the extension was built against them), on more than one CPU.
+# Where gil_probe.c knows CPython's layout: 3.9-3.13 with a GIL, built with its internal headers
+# (a wheel carries what its build saw; the interpreter it runs on may have no headers), on more
+# than one CPU.
 PROBE_EXPECTED = (
     sys.implementation.name == "cpython"
     and sys.version_info < (3, 14)
     and not sysconfig.get_config_var("Py_GIL_DISABLED")
-    and os.path.exists(os.path.join(sysconfig.get_paths()["include"], "internal"))
+    and _core.gil_probe_layout_known()
     and (os.cpu_count() or 1) > 1
+)
+# Built in place from this checkout (a wheel installs no .pyx), by this interpreter, whose
+# internal headers are installed: then the build must know the layout.
+BUILT_HERE_WITH_HEADERS = (
+    Path(_core.__file__).with_name("_core.pyx").exists()
+    and sys.version_info < (3, 14)
+    and not sysconfig.get_config_var("Py_GIL_DISABLED")
+    and os.path.exists(os.path.join(sysconfig.get_paths()["include"], "internal"))
 )
 needs_probe = pytest.mark.skipif(not PROBE_EXPECTED, reason="no GIL probe on this interpreter")
 
@@ -88,6 +98,8 @@ def _delta(before: dict[str, int]) -> dict[str, int]:
 
 def test_the_probe_is_on_where_the_layout_is_known() -> None:
     assert _core.gil_probe_stats()["on"] is PROBE_EXPECTED
+    if BUILT_HERE_WITH_HEADERS:
+        assert _core.gil_probe_layout_known()
 
 
 @needs_probe

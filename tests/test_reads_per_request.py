@@ -93,6 +93,7 @@ def test_one_read_per_answer(
     few = _reads(shim, tmp_path, url, mode, 1, expect)
     many = _reads(shim, tmp_path, url, mode, 1 + REQUESTS, expect)
     reads, empty, empty_after_send = (b - a for a, b in zip(few, many))
+    print(f"{server_name} {mode}: {reads} reads, {empty} empty, {empty_after_send} after a send")
     # Unpatched, every request's first read comes straight after its send, and finds nothing:
     # 40 of 40 here, at both servers. A stray one (a socket event that raced) is allowed.
     assert empty_after_send <= 2, (reads, empty, empty_after_send)
@@ -105,5 +106,7 @@ def test_one_read_per_answer(
         # come before the body (EAGAIN, but not straight after a send): up to two reads a
         # request and one of them empty. The one-request run's answer may be split so too,
         # or not, so the difference may be a read or two short of one per request (seen
-        # once: 39 reads, -1 empty).
-        assert REQUESTS - 2 <= reads <= 3 * REQUESTS, (reads, empty, empty_after_send)
+        # once: 39 reads, -1 empty). How often the body is not there yet depends on timing:
+        # 1 to 29 such reads in 40 requests on the posix layer, 3 to 6 on epoll; and, as at
+        # nginx, a stray read is allowed (seen once on the posix layer: 121 reads, 41 empty).
+        assert REQUESTS - 2 <= reads <= 3 * REQUESTS + 2, (reads, empty, empty_after_send)

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.sanitized import UNDER_ASAN
+from tests.servers.nginx import nginx_or_skip
 
 # ASan's allocator keeps freed memory in quarantine, so RSS says nothing about leaks there
 # (tests/sanitized.py): under it the mix still runs and every outcome is checked.
@@ -27,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.mark.timeout(300)
 def test_a_hundred_thousand_mixed_requests_do_not_grow_the_process() -> None:
+    nginx_or_skip()  # run_soak.py starts its own; this only skips (or fails on CI) without one
     result = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks/run_soak.py"), "--requests", "100000",
          "--warmup", "20000", "--max-growth-mb", str(MAX_GROWTH_MB)],

@@ -4,12 +4,16 @@ not where it costs little, and a slow server pays for ever rarer probes only."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
+
+import pytest
 
 from tests.test_engine_memory import ROOT, _libcurl_flags
 
 
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc (a wheel's clean room has none)")
 def test_spin_policy(tmp_path: Path) -> None:
     cflags, _ = _libcurl_flags()  # transfer.h includes curl/curl.h; nothing is linked
     binary = tmp_path / "spin_test"

@@ -11,6 +11,7 @@ firing at twice its value, or never, fails.
 
 from __future__ import annotations
 
+import gc
 import socket
 import threading
 import time
@@ -156,15 +157,19 @@ def test_client_timeout_can_be_changed(server: HypercornServer) -> None:
 
 
 def test_many_timeouts_leave_the_client_healthy(raw_server: RawServer) -> None:
+    # Transfers are counted process-wide: one an earlier test left to the garbage collector
+    # (Python 3.13 collected one later than 3.11 did) is not this test's.
+    gc.collect()
+    before = _core.live_transfers()
     with requestx.Client(timeout=0.1) as client:
         for _ in range(5):
             with pytest.raises(requestx.ReadTimeout):
                 client.get(raw_server.url + "/stall")
         assert client.get(raw_server.url + "/ok").text == "ok"
     deadline = time.monotonic() + 2
-    while _core.live_transfers() and time.monotonic() < deadline:
+    while _core.live_transfers() > before and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert _core.live_transfers() == 0
+    assert _core.live_transfers() <= before
 
 
 # --- connect ---------------------------------------------------------------------------------
