@@ -66,9 +66,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+# Clients whose distribution is named otherwise than the module: requestx is published as
+# requestx-curl (the package index's "requestx" is another project).
+_DISTRIBUTIONS = {"requestx": "requestx-curl"}
+
+
 def _version(dist: str) -> str:
     try:
-        return metadata.version(dist)
+        return metadata.version(_DISTRIBUTIONS.get(dist, dist))
     except metadata.PackageNotFoundError:
         return "-"
 

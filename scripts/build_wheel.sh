@@ -86,7 +86,7 @@ build_flags=(--no-deps -w "$out/dist")
 [ "$isolation" = 0 ] && build_flags+=(--no-build-isolation)
 "$build_py" -m pip --disable-pip-version-check wheel "${build_flags[@]}" "$out/src" \
     >"$out/build.log" 2>&1 || { tail -n 40 "$out/build.log" >&2; die "pip wheel failed"; }
-wheels=("$out"/dist/requestx-*.whl)
+wheels=("$out"/dist/requestx_curl-*.whl)
 [ -f "${wheels[0]}" ] || die "pip wheel made no wheel"
 raw_wheel="${wheels[0]}"
 say "built $(basename "$raw_wheel")"
@@ -101,7 +101,7 @@ auditwheel() { PATH="$out/tools/bin:$PATH" "$out/tools/bin/auditwheel" "$@"; }
 auditwheel show "$raw_wheel" | tee "$out/auditwheel-show.txt"
 auditwheel repair -w "$out/wheelhouse" "$raw_wheel" >"$out/repair.log" 2>&1 ||
     { cat "$out/repair.log" >&2; die "auditwheel repair failed"; }
-wheels=("$out"/wheelhouse/requestx-*.whl)
+wheels=("$out"/wheelhouse/requestx_curl-*.whl)
 [ -f "${wheels[0]}" ] || die "auditwheel made no wheel"
 wheel="${wheels[0]}"
 say "repaired: $(basename "$wheel") ($(du -k "$wheel" | cut -f1) KiB)"
