@@ -33,4 +33,11 @@ static inline int64_t rx_clock_us(void)
 
 static inline int64_t rx_clock_ms(void) { return rx_clock_us() / 1000; }
 
+/* When a wait of timeout_ms that starts now ends, in rx_clock_us() time, as the timed waits
+ * (rx_cond_wait_until, the latches) take it: -1 (no end) for a negative timeout. */
+static inline int64_t rx_clock_deadline_us(long timeout_ms)
+{
+    return timeout_ms < 0 ? -1 : rx_clock_us() + (int64_t)timeout_ms * 1000;
+}
+
 #endif

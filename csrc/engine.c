@@ -925,8 +925,7 @@ static void close_fds(rx_engine *e)
 {
     rx_poller_free(e->poller);
     e->poller = NULL;
-    if (e->wake.read_end != RX_SOCKET_BAD)
-        rx_notifier_close(&e->wake);
+    rx_notifier_close(&e->wake); /* nothing to close when it was never opened */
 }
 
 rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len)

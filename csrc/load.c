@@ -173,7 +173,7 @@ int rx_load_start(rx_load *l)
 
 int rx_load_wait(rx_load *l, long timeout_ms)
 {
-    int64_t deadline_us = rx_clock_us() + (int64_t)timeout_ms * 1000;
+    int64_t deadline_us = rx_clock_deadline_us(timeout_ms);
     rx_mutex_lock(&l->lock);
     int timed_out = 0;
     while (!l->finished && !timed_out)

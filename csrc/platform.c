@@ -54,7 +54,7 @@ int rx_platform_select(const char *name, char *names, size_t names_len)
 int rx_latch_wait_marked(int *latch, long timeout_ms,
                          int (*sleep_while_marked)(int *latch, int64_t timeout_us))
 {
-    int64_t deadline_us = timeout_ms < 0 ? -1 : rx_clock_us() + (int64_t)timeout_ms * 1000;
+    int64_t deadline_us = rx_clock_deadline_us(timeout_ms);
     for (;;) {
         int seen = __atomic_load_n(latch, __ATOMIC_ACQUIRE);
         if (seen == 1)

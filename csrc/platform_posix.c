@@ -262,7 +262,7 @@ static int latch_wait(int *latch, long timeout_ms)
 {
     if (rx_latch_is_set(latch))
         return 0;
-    int64_t deadline_us = timeout_ms < 0 ? -1 : rx_clock_us() + (int64_t)timeout_ms * 1000;
+    int64_t deadline_us = rx_clock_deadline_us(timeout_ms);
     struct latch_bucket *b = bucket_of(latch);
     int timed_out = 0;
     rx_mutex_lock(&b->lock);

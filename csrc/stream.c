@@ -31,15 +31,10 @@ int rx_stream_ready(rx_transfer *t, int want_body, int arm)
     return ready;
 }
 
-/* When a wait of timeout_ms (< 0: for ever) that starts now ends, for rx_cond_wait_until. */
-static int64_t deadline_after(long timeout_ms)
-{
-    return timeout_ms < 0 ? -1 : rx_clock_us() + (int64_t)timeout_ms * 1000;
-}
 
 int rx_stream_wait(rx_transfer *t, int want_body, long timeout_ms)
 {
-    int64_t deadline_us = deadline_after(timeout_ms);
+    int64_t deadline_us = rx_clock_deadline_us(timeout_ms);
     int timed_out = 0;
     rx_mutex_lock(&t->stream_lock);
     while (!stream_ready_locked(t, want_body) && !timed_out)
@@ -112,7 +107,7 @@ long rx_upload_feed(rx_transfer *t, const char *data, size_t len, int arm, int *
 
 int rx_upload_wait(rx_transfer *t, long timeout_ms)
 {
-    int64_t deadline_us = deadline_after(timeout_ms);
+    int64_t deadline_us = rx_clock_deadline_us(timeout_ms);
     int timed_out = 0;
     rx_mutex_lock(&t->stream_lock);
     while (!upload_room_locked(t) && !timed_out)

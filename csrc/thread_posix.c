@@ -15,17 +15,27 @@ void rx_mutex_init(rx_mutex *m) { pthread_mutex_init(m, NULL); }
 
 void rx_mutex_destroy(rx_mutex *m) { pthread_mutex_destroy(m); }
 
+#ifndef __APPLE__
+/* rx_clock_us()'s clock for every condition variable: made once, not per transfer (each has
+ * one, rx_transfer_new). */
+static pthread_condattr_t monotonic;
+static pthread_once_t monotonic_once = PTHREAD_ONCE_INIT;
+
+static void make_monotonic(void)
+{
+    pthread_condattr_init(&monotonic);
+    pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
+}
+#endif
+
 void rx_cond_init(rx_cond *c)
 {
 #ifdef __APPLE__
     /* macOS has no pthread_condattr_setclock: timed waits are relative there (below). */
     pthread_cond_init(c, NULL);
 #else
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* rx_clock_us()'s clock */
-    pthread_cond_init(c, &attr);
-    pthread_condattr_destroy(&attr);
+    pthread_once(&monotonic_once, make_monotonic);
+    pthread_cond_init(c, &monotonic);
 #endif
 }
 
@@ -89,7 +99,7 @@ int rx_thread_start(rx_thread *th, void (*fn)(void *), void *arg, int block_sign
 int rx_thread_join(rx_thread *th, long timeout_ms)
 {
     if (timeout_ms >= 0) {
-        int64_t deadline_us = rx_clock_us() + (int64_t)timeout_ms * 1000;
+        int64_t deadline_us = rx_clock_deadline_us(timeout_ms);
         pthread_mutex_lock(&th->lock);
         while (!th->returned && !rx_cond_wait_until(&th->returned_cond, &th->lock, deadline_us)) {
         }
