@@ -66,9 +66,9 @@ void rx_engine_resume(rx_engine *e, rx_transfer *t);
 int rx_engine_drive(rx_engine *e, rx_transfer *t, long budget_ms);
 void rx_engine_drive_end(rx_engine *e);
 
-/* For a blocking waiter, before it sleeps on the transfer's semaphore: spin for a few tens of
- * microseconds in case the transfer is about to finish. Returns 1 if it finished (the semaphore
- * has been consumed: do not wait on it again), else 0. See the comment in engine.c. */
+/* For a blocking waiter, before it sleeps on the transfer's latch: spin for a few tens of
+ * microseconds in case the transfer is about to finish. Returns 1 if it finished, else 0. See
+ * spin.h. */
 int rx_engine_spin_wait(rx_engine *e, rx_transfer *t);
 
 /* After a blocking wait that did not end in rx_engine_spin_wait: feed its duration to the

@@ -50,9 +50,8 @@ enum { RX_WAIT_SLEPT = 0, RX_WAIT_SPUN = 1 };
 
 void rx_spin_init(rx_spin *spin);
 
-/* Before a blocking waiter sleeps on the transfer's semaphore: spin for a few tens of
- * microseconds in case it is about to be delivered. 1 if it was (the semaphore has been
- * consumed), else 0. */
+/* Before a blocking waiter sleeps on the transfer's latch: spin for a few tens of microseconds
+ * in case it is about to be delivered. 1 if it was, else 0. */
 int rx_spin_wait(rx_spin *spin, rx_transfer *t);
 
 /* After a wait that did not end in rx_spin_wait: feed its duration to the estimate. Each wait

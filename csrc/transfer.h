@@ -18,7 +18,7 @@
  *               (engine.c) takes it off libcurl and recycles the easy handle
  *               (rx_transfer_release_handle)
  *   delivered   rx_transfer_deliver()        RX_DONE; response fields are final; the waiter is
- *                                            woken (semaphore, or completion queue); the engine
+ *                                            woken (its latch, or completion queue); the engine
  *                                            drops its reference
  *   freed       rx_transfer_unref()          the last reference frees everything
  *
@@ -254,7 +254,8 @@ int rx_transfer_add_header(rx_transfer *t, const char *name, size_t name_len,
 void rx_transfer_set_tls(rx_transfer *t, rx_tls *tls);
 /* Connect this way (takes a reference). */
 void rx_transfer_set_route(rx_transfer *t, rx_route *route);
-/* Deliver the completion to `cq` instead of the semaphore (takes a queue reference). */
+/* Deliver the completion to `cq` as well; the latch is set either way (takes a queue
+ * reference). */
 void rx_transfer_set_completion_queue(rx_transfer *t, rx_completion_queue *cq);
 
 /* Wait for completion: timeout_ms < 0 waits for ever. Returns 0 when done, else -1 (timed out or

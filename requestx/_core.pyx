@@ -6,7 +6,7 @@ One blocking request, end to end::
     _hotpath.send_bodiless() or Client.send()  (_hotpath.pyx, _client.py)
       -> Engine.perform()                     this module: build an rx_transfer, submit it,
          -> rx_engine_submit()   (engine.c)   queue it for the loop thread (one wake-up)
-         -> rx_transfer_wait()   (transfer.c) wait on the transfer's semaphore, GIL released
+         -> rx_transfer_wait()   (request.c)  wait on the transfer's latch, GIL released
       <- (status, version, raw header block, Body, elapsed, header marks)
     _hotpath.engine_response()  (_hotpath.pyx)
 
@@ -95,7 +95,7 @@ def libcurl_info():
     }
 
 
-# Interrupted waiters look for Ctrl-C this often (the semaphore wait also ends early on EINTR).
+# Interrupted waiters look for Ctrl-C this often (Linux's latch wait also ends early on EINTR).
 DEF SIGNAL_CHECK_MS = 50
 
 # What PendingTransfer._wait_stream waits for.
@@ -1087,7 +1087,7 @@ cdef int _wait_blocking(rx_engine *e, rx_transfer *t, bint signals_first=False) 
     A short bounded spin comes first (rx_engine_spin_wait): for nearby servers the answer
     often arrives sooner than a sleep and wake-up would take.
 
-    The semaphore wait ends early on EINTR or after SIGNAL_CHECK_MS; either way Python gets to
+    The latch wait ends early on EINTR (Linux) or after SIGNAL_CHECK_MS; either way Python gets to
     run its signal handlers. If one raises, the transfer is cancelled and we wait for the loop
     thread to let go of it (the request body is borrowed) before the exception propagates.
     signals_first: handlers run before the first wait too (a drive that a signal ended: the
