@@ -74,11 +74,33 @@ def _bundled_curl() -> tuple[list[str], list[str]]:
     with open(link_file) as f:
         archives = [line.strip() for line in f if line.strip()]
     _note_libcurl_build(prefix)
-    # --exclude-libs hides every symbol of the static archives: another extension in the same
-    # process (pycurl, curl_cffi, Python's own _ssl) keeps its own libcurl and OpenSSL.
+    # The version script exports PyInit__core and makes every other symbol local, those of the
+    # static archives included: another extension in the same process (pycurl, curl_cffi,
+    # Python's own _ssl) keeps its own libcurl and OpenSSL. GNU ld and lld (zig's, for
+    # scripts/build_wheel.sh --glibc) both read it; lld has no --exclude-libs through zig.
     # --gc-sections drops the functions nothing calls (libcurl is built one section per
     # function), curl_easy_perform among them: the engine only drives the multi handle.
-    return [f"-I{prefix}/include"], ["-Wl,--exclude-libs,ALL", "-Wl,--gc-sections", *archives]
+    return [f"-I{prefix}/include"], [
+        f"-Wl,--version-script,{_exports_map()}",
+        "-Wl,--gc-sections",
+        *archives,
+    ]
+
+
+def _exports_map() -> str:
+    """A linker version script that exports the module's init function and nothing else."""
+    path = os.path.join(HERE, "build", "_core.exports")
+    text = "{\n  global: PyInit__core;\n  local: *;\n};\n"
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    try:
+        with open(path) as f:
+            if f.read() == text:
+                return path
+    except OSError:
+        pass
+    with open(path, "w") as f:
+        f.write(text)
+    return path
 
 
 def _system_curl() -> tuple[list[str], list[str]]:

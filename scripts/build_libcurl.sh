@@ -2,14 +2,14 @@
 # Build the libcurl requestx links: pinned curl and nghttp2, static and position-independent,
 # into a cache directory keyed by versions, flags and this script.
 #
-#   scripts/build_libcurl.sh [--cache DIR] [--source auto|upstream|crates] [--host TRIPLE]
+#   scripts/build_libcurl.sh [--cache DIR] [--source auto|upstream|registries] [--host TRIPLE]
 #                            [--print-prefix]
 #
 #   --cache DIR     where builds and downloads are kept (default: $REQUESTX_LIBCURL_CACHE, else
 #                   ${XDG_CACHE_HOME:-~/.cache}/requestx/libcurl)
-#   --source S      upstream: release archives from the projects' own hosts; crates: the same
-#                   releases as vendored by the Rust crates curl-sys and libnghttp2-sys, fetched
-#                   with cargo from crates.io; auto (default): upstream, then crates
+#   --source S      upstream: release archives from the projects' own hosts; registries: the
+#                   same releases as vendored by the Rust crates curl-sys and libnghttp2-sys,
+#                   fetched with cargo from crates.io; auto (default): upstream, then registries
 #   --host TRIPLE   cross-build for another platform with Debian's cross compilers:
 #                   aarch64-linux-gnu (gcc-aarch64-linux-gnu; OpenSSL, zlib, brotli and zstd
 #                   from Debian's arm64 -dev packages) or x86_64-w64-mingw32 (gcc-mingw-w64-x86-64;
@@ -18,7 +18,8 @@
 #   --print-prefix  print the install prefix for these pins and exit (nothing is built); the
 #                   prefix exists only once a build has finished
 #
-# Pins and SHA-256 checksums: scripts/libcurl-sources.txt (the only place versions live).
+# Pins and SHA-256 checksums: scripts/pinned-sources.txt (the only place versions live), fetched
+# and checked by scripts/fetch_sources.sh.
 # Patches: scripts/libcurl-patches/NAME-*.patch are applied (patch -p1, in name order) to the
 # tree of NAME (curl or nghttp2) after its version is checked; each file says what it changes
 # and why. They are part of the cache key, and build-info.txt lists them.
@@ -28,19 +29,23 @@
 # What is built: libnghttp2 (library only) and libcurl with HTTP and HTTPS only (no ftp, file,
 # ldap, ...), OpenSSL, nghttp2, zlib, brotli and zstd, the threaded resolver, unix sockets and
 # proxies (http, https, socks), and the CA bundle/path detected for this platform. OpenSSL,
-# zlib, brotli and zstd come from the system (Debian: libssl-dev zlib1g-dev libbrotli-dev
-# libzstd-dev); the extension links their static archives, so the built module needs none of
-# their shared libraries. The prefix ends up holding:
+# zlib, brotli and zstd are static archives, so the built module needs none of their shared
+# libraries: from REQUESTX_DEPS_PREFIX/lib where scripts/build_wheel_deps.sh built them there
+# (wheels), else from the system (Debian: libssl-dev zlib1g-dev libbrotli-dev libzstd-dev).
+# CC and AR are honoured (scripts/build_wheel.sh --glibc sets them to zig's). The prefix ends
+# up holding:
 #   include/curl/*.h, lib/libcurl.a, lib/libnghttp2.a
 #   link-args.txt   what the extension adds to its link line, one argument per line
 #   cflags.txt      what code including curl/curl.h adds to its compile line (Windows: the
 #                   static-library defines), one argument per line; may be empty
 #   build-info.txt  versions, sources and flags of this build
-# Needs: cmake, ninja (or make), a C compiler, and cargo for --source crates.
+# Needs: cmake, ninja (or make), a C compiler, and cargo for --source registries.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-pins="$repo/scripts/libcurl-sources.txt"
+pins="$repo/scripts/pinned-sources.txt"
+# shellcheck source=scripts/fetch_sources.sh
+. "$repo/scripts/fetch_sources.sh"
 patch_dir="$repo/scripts/libcurl-patches"
 cache="${REQUESTX_LIBCURL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/requestx/libcurl}"
 source_mode=auto
@@ -53,7 +58,7 @@ die() { echo "build_libcurl: error: $*" >&2; exit 1; }
 while [ $# -gt 0 ]; do
     case "$1" in
         --cache) [ $# -ge 2 ] || die "--cache needs a directory"; cache="$2"; shift ;;
-        --source) [ $# -ge 2 ] || die "--source needs auto, upstream or crates"; source_mode="$2"; shift ;;
+        --source) [ $# -ge 2 ] || die "--source needs auto, upstream or registries"; source_mode="$2"; shift ;;
         --host) [ $# -ge 2 ] || die "--host needs a target triple"; host="$2"; shift ;;
         --print-prefix) print_prefix=1 ;;
         -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' \
@@ -62,18 +67,12 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-case "$source_mode" in auto|upstream|crates) ;; *) die "--source must be auto, upstream or crates" ;; esac
+case "$source_mode" in auto|upstream|registries) ;; *) die "--source must be auto, upstream or registries" ;; esac
 mkdir -p "$cache"
 cache="$(cd "$cache" && pwd)"
 
-# --- pins -------------------------------------------------------------------------------------
-# pin NAME KIND -> "version sha256 where" from the pins file
-pin() {
-    awk -v n="$1" -v k="$2" '$1 == n && $3 == k { print $2, $4, $5; found = 1; exit }
-                             END { if (!found) exit 1 }' "$pins" || die "no $2 pin for $1 in $pins"
-}
-read -r curl_version _ _ < <(pin curl tarball)
-read -r nghttp2_version _ _ < <(pin nghttp2 tarball)
+curl_version="$(pinned_version curl)"
+nghttp2_version="$(pinned_version nghttp2)"
 
 # What the target is, and how cmake is told when it is not this machine.
 cross=()
@@ -102,13 +101,23 @@ case "$host" in
 esac
 [ -n "$host" ] && cross+=(-DCMAKE_C_COMPILER="$cc" -DCMAKE_FIND_ROOT_PATH_MODE_PROGRAM=NEVER)
 
-# --- static archives of the system libraries ----------------------------------------------
-# The compiler's own search path finds them, on Debian and in manylinux/musllinux images alike.
+# --- static archives of the libraries libcurl calls -------------------------------------------
+# REQUESTX_DEPS_PREFIX/lib first (scripts/build_wheel_deps.sh), else the compiler's own search
+# path, which finds the system's on Debian and in manylinux/musllinux images alike.
+deps_prefix="${REQUESTX_DEPS_PREFIX:-}"
+if [ -n "$deps_prefix" ]; then
+    [ -d "$deps_prefix/lib" ] || die "REQUESTX_DEPS_PREFIX=$deps_prefix has no lib/ (run scripts/build_wheel_deps.sh --prefix $deps_prefix)"
+    deps_prefix="$(cd "$deps_prefix" && pwd)"
+fi
 static_lib() {
     local path
-    path="$(readlink -f "$("$cc" -print-file-name="lib$1.a")")"
+    if [ -n "$deps_prefix" ] && [ -f "$deps_prefix/lib/lib$1.a" ]; then
+        echo "$deps_prefix/lib/lib$1.a"
+        return 0
+    fi
+    path="$("$cc" -print-file-name="lib$1.a" 2>/dev/null)"
     [ -f "$path" ] || return 1
-    echo "$path"
+    (cd "$(dirname "$path")" && echo "$(pwd -P)/$(basename "$path")")
 }
 declare -A system_lib
 missing_dev=()
@@ -142,13 +151,13 @@ done
 # (a different OpenSSL on the search path must not reuse a build made against another).
 patches=()
 for file in "$patch_dir"/*.patch; do [ -f "$file" ] && patches+=("$file"); done
-key_input="$(cat "$pins" "${BASH_SOURCE[0]}" ${patches[@]+"${patches[@]}"}
-             "$cc" --version | head -n 1; uname -m; echo "host=$host"
-             echo "CFLAGS=${CFLAGS:-}"
+key_input="$(cat "$pins" "${BASH_SOURCE[0]}" "$repo/scripts/fetch_sources.sh" ${patches[@]+"${patches[@]}"}
+             command -v "$cc"; "$cc" --version | head -n 1; uname -m; echo "host=$host"
+             echo "CFLAGS=${CFLAGS:-} AR=${AR:-}"
              for name in "${!system_lib[@]}"; do
-                 stat -c '%n %s %Y' "${system_lib[$name]}"
+                 echo "$name $(sha256_of "${system_lib[$name]}")"
              done | sort)"
-key="$(printf '%s' "$key_input" | sha256sum | cut -c1-12)"
+key="$(printf '%s' "$key_input" | sha256_of /dev/stdin | cut -c1-12)"
 prefix="$cache/curl-$curl_version-nghttp2-$nghttp2_version-$arch-$key"
 
 if [ "$print_prefix" = 1 ]; then
@@ -161,91 +170,18 @@ if [ -f "$prefix/link-args.txt" ]; then
     exit 0
 fi
 
-for tool in cmake tar sha256sum patch; do
+for tool in cmake tar patch; do
     command -v "$tool" >/dev/null 2>&1 || die "$tool not found; on Debian: apt-get install -y $tool"
 done
 generator=(-G "Unix Makefiles")
 command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
-jobs="$(nproc 2>/dev/null || echo 2)"
+jobs="$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)"
 
 # --- sources ----------------------------------------------------------------------------------
 downloads="$cache/downloads"
 mkdir -p "$downloads"
 work="$(mktemp -d "$cache/.build.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
-
-verify() {  # verify FILE SHA256
-    local got
-    got="$(sha256sum "$1" | cut -d' ' -f1)"
-    [ "$got" = "$2" ] || { say "checksum mismatch for $1: expected $2, got $got"; return 1; }
-}
-
-download() {  # download URL FILE
-    if command -v curl >/dev/null 2>&1; then
-        curl -fsSL --connect-timeout 15 --max-time 300 -o "$2" "$1"
-    elif command -v wget >/dev/null 2>&1; then
-        wget -q -T 60 -O "$2" "$1"
-    else
-        python3 -c 'import sys, urllib.request; urllib.request.urlretrieve(sys.argv[1], sys.argv[2])' "$1" "$2"
-    fi
-}
-
-# from_upstream NAME DEST: the release archive, unpacked into DEST
-from_upstream() {
-    local version sha url file
-    read -r version sha url < <(pin "$1" tarball)
-    file="$downloads/$(basename "$url")"
-    if ! { [ -f "$file" ] && verify "$file" "$sha"; }; then
-        say "downloading $url"
-        download "$url" "$file.part" 2>/dev/null || { rm -f "$file.part"; return 1; }
-        mv "$file.part" "$file"
-        verify "$file" "$sha" || { rm -f "$file"; return 1; }
-    fi
-    mkdir -p "$2"
-    tar -xf "$file" -C "$2" --strip-components=1
-    say "$1 $version: $(basename "$file") (sha256 ok)"
-}
-
-# from_crate NAME DEST: the tree vendored in the pinned crate, unpacked into DEST
-from_crate() {
-    local version sha where crate folder file project
-    read -r version sha where < <(pin "$1" crate)
-    crate="${where%%:*}"      # curl-sys@0.4.91+curl-8.22.0
-    folder="${where#*:}"      # curl
-    file="$downloads/${crate/@/-}.crate"
-    if ! { [ -f "$file" ] && verify "$file" "$sha"; }; then
-        command -v cargo >/dev/null 2>&1 || die "cargo not found (needed for --source crates)"
-        say "fetching the crate $crate with cargo"
-        # A throwaway manifest whose only job is to make cargo download (and check against
-        # the registry's checksum) the exact crate version.
-        project="$work/fetch-$1"
-        mkdir -p "$project"
-        printf '[package]\nname = "fetch"\nversion = "0.0.0"\nedition = "2021"\n[lib]\npath = "lib.rs"\n[dependencies]\n%s = { version = "=%s", default-features = false }\n' \
-            "${crate%%@*}" "${crate#*@}" >"$project/Cargo.toml"
-        : >"$project/lib.rs"
-        (cd "$project" && cargo fetch --quiet) || return 1
-        local cargo_home="${CARGO_HOME:-$HOME/.cargo}" found
-        found="$(find "$cargo_home/registry/cache" -name "${crate/@/-}.crate" -print -quit)"
-        [ -n "$found" ] || { say "cargo fetched $crate but its .crate file is not in $cargo_home"; return 1; }
-        cp "$found" "$file.part" && mv "$file.part" "$file"
-        verify "$file" "$sha" || { rm -f "$file"; return 1; }
-    fi
-    mkdir -p "$2"
-    tar -xzf "$file" -C "$2" --strip-components=2 "${crate/@/-}/$folder"
-    say "$1 $version: from the crate ${crate/@/ } (sha256 ok)"
-}
-
-fetch_source() {  # fetch_source NAME DEST
-    case "$source_mode" in
-        upstream) from_upstream "$1" "$2" || die "could not get $1 from upstream" ;;
-        crates) from_crate "$1" "$2" || die "could not get $1 from its crate" ;;
-        auto)
-            from_upstream "$1" "$2" && return 0
-            say "$1: upstream not reachable or not matching; trying its crate"
-            rm -rf "$2"
-            from_crate "$1" "$2" || die "could not get $1 from upstream or from its crate" ;;
-    esac
-}
 
 fetch_source curl "$work/curl"
 fetch_source nghttp2 "$work/nghttp2"
@@ -278,6 +214,7 @@ common=("${cross[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_POSITION_INDEPENDENT_CO
         -DCMAKE_C_FLAGS="${CFLAGS:-} $target_cflags -ffunction-sections -fdata-sections"
         -DCMAKE_INSTALL_PREFIX="$stage" -DCMAKE_INSTALL_LIBDIR=lib
         -DBUILD_SHARED_LIBS=OFF -DBUILD_STATIC_LIBS=ON)
+[ -n "${AR:-}" ] && common+=(-DCMAKE_AR="$(command -v "$AR")")
 
 say "building nghttp2 $nghttp2_version (static, library only)"
 cmake -S "$work/nghttp2" -B "$work/nghttp2-build" "${generator[@]}" "${common[@]}" \
@@ -289,26 +226,31 @@ cmake --build "$work/nghttp2-build" --parallel "$jobs" --target install >>"$work
 
 # TLS and decoders. Cross builds name each library: cmake's own search would find this
 # machine's.
+# Each library is named by the archive found above, so that curl's build links exactly what
+# link-args.txt lists (cmake's own search could find a shared library, or this machine's when
+# cross-building). Headers: the deps prefix's, Debian's multiarch /usr/include for arm64,
+# MinGW's own; otherwise cmake finds the system's.
+include_dir=""
+case "$host" in
+    aarch64-linux-gnu) include_dir=/usr/include ;;
+    x86_64-w64-mingw32) include_dir="$(dirname "${system_lib[z]}")/../include" ;;
+esac
+[ -n "$deps_prefix" ] && include_dir="$deps_prefix/include"
 features=()
 if [ "$tls" = openssl ]; then
-    features+=(-DCURL_USE_OPENSSL=ON -DOPENSSL_USE_STATIC_LIBS=ON)
-    [ -n "$host" ] && features+=(-DOPENSSL_SSL_LIBRARY="${system_lib[ssl]}"
-                                 -DOPENSSL_CRYPTO_LIBRARY="${system_lib[crypto]}")
+    features+=(-DCURL_USE_OPENSSL=ON -DOPENSSL_USE_STATIC_LIBS=ON
+               -DOPENSSL_SSL_LIBRARY="${system_lib[ssl]}" -DOPENSSL_CRYPTO_LIBRARY="${system_lib[crypto]}")
+    [ -n "$include_dir" ] && features+=(-DOPENSSL_INCLUDE_DIR="$include_dir")
 else
     # Schannel verifies against the Windows certificate store: no bundle file to look for.
     features+=(-DCURL_USE_OPENSSL=OFF -DCURL_USE_SCHANNEL=ON -DCURL_CA_BUNDLE=none -DCURL_CA_PATH=none)
 fi
-features+=(-DCURL_ZLIB=ON -DZLIB_USE_STATIC_LIBS=ON)
-case "$host" in  # Debian's arm64 headers are multiarch, in /usr/include; MinGW's are its own
-    aarch64-linux-gnu) features+=(-DZLIB_LIBRARY="${system_lib[z]}" -DZLIB_INCLUDE_DIR=/usr/include) ;;
-    x86_64-w64-mingw32) features+=(-DZLIB_LIBRARY="${system_lib[z]}"
-                                   -DZLIB_INCLUDE_DIR="$(dirname "${system_lib[z]}")/../include") ;;
-esac
+features+=(-DCURL_ZLIB=ON -DZLIB_USE_STATIC_LIBS=ON -DZLIB_LIBRARY="${system_lib[z]}")
+[ -n "$include_dir" ] && features+=(-DZLIB_INCLUDE_DIR="$include_dir")
 if [ -n "${system_lib[zstd]:-}" ]; then
-    features+=(-DCURL_BROTLI=ON -DCURL_ZSTD=ON)
-    [ -n "$host" ] && features+=(-DBROTLIDEC_LIBRARY="${system_lib[brotlidec]}"
-                                 -DBROTLICOMMON_LIBRARY="${system_lib[brotlicommon]}"
-                                 -DZSTD_LIBRARY="${system_lib[zstd]}")
+    features+=(-DCURL_BROTLI=ON -DCURL_ZSTD=ON -DBROTLIDEC_LIBRARY="${system_lib[brotlidec]}"
+               -DBROTLICOMMON_LIBRARY="${system_lib[brotlicommon]}" -DZSTD_LIBRARY="${system_lib[zstd]}")
+    [ -n "$include_dir" ] && features+=(-DBROTLI_INCLUDE_DIR="$include_dir" -DZSTD_INCLUDE_DIR="$include_dir")
 else
     features+=(-DCURL_BROTLI=OFF -DCURL_ZSTD=OFF)
 fi
@@ -356,7 +298,7 @@ fi >"$stage/cflags.txt"
     echo "nghttp2 $nghttp2_version"
     echo "source $source_mode"
     for file in ${patches[@]+"${patches[@]}"}; do
-        echo "patch $(basename "$file") $(sha256sum "$file" | cut -c1-12)"
+        echo "patch $(basename "$file") $(sha256_of "$file" | cut -c1-12)"
     done
     echo "ca_bundle ${ca_bundle:-none}"
     echo "ca_path ${ca_path:-none}"

@@ -3,45 +3,45 @@
 # images whose packages ship no static archives (manylinux_2_28 is AlmaLinux 8: openssl-devel
 # and friends have .so files only). scripts/build_libcurl.sh then links libcurl against them.
 #
-#   scripts/build_wheel_deps.sh [--prefix DIR] [--install-tools] [--system-static]
-#                               [--src NAME=DIR]... [--print-env]
+#   scripts/build_wheel_deps.sh [--prefix DIR] [--source auto|upstream|registries]
+#                               [--install-tools] [--system-static] [--src NAME=DIR]...
+#                               [--print-env]
 #
 #   --prefix DIR     where the libraries are installed (default: $REQUESTX_DEPS_PREFIX, else
 #                    /opt/requestx-deps); DIR/lib and DIR/include
+#   --source S       upstream: the release archives from the projects' own hosts; registries:
+#                    the same releases as carried by crates.io crates and PyPI sdists (machines
+#                    that reach only package registries); auto (default): upstream, then
+#                    registries
 #   --install-tools  as root: install the build tools with the system's package manager (dnf,
 #                    yum, apk or apt-get); with --system-static on Alpine also the -static
 #                    packages (openssl-libs-static zlib-static brotli-static zstd-static)
 #   --system-static  use the system's static archive of a library where the compiler finds one
 #                    (cc -print-file-name=libX.a), and build only the others
 #   --src NAME=DIR   build NAME (openssl, zlib, brotli, zstd) from this unpacked tree instead
-#                    of the pinned release archive: for machines that cannot download it. Its
-#                    version is read from the tree; a version other than the pin is built with a
-#                    warning (the result is then not what the wheels ship)
+#                    of a pinned archive. Its version is read from the tree; a version other
+#                    than the pin is built with a warning (the result is then not what the
+#                    wheels ship)
 #   --print-env      print the environment the later build steps need and exit
 #
 # What the later steps need (pyproject.toml's [tool.cibuildwheel.linux] sets the same):
-#   LIBRARY_PATH=DIR/lib     so that `cc -print-file-name=libssl.a` (build_libcurl.sh) finds
-#                            these archives before any system one
-#   CPATH=DIR/include        so that their headers come before any system one
-#   OPENSSL_ROOT_DIR=DIR     for CMake's FindOpenSSL (curl's build)
-#   CMAKE_PREFIX_PATH=DIR    for curl's FindZLIB, FindBrotli, FindZstd
+#   REQUESTX_DEPS_PREFIX=DIR   scripts/build_libcurl.sh then links DIR/lib's archives (and
+#                              gives curl's build DIR/include), where this script built them
 #
-# Pins: the table below, each archive with its SHA-256; a download that does not match is
-# refused. The script ends by compiling and running a program against the installed headers
-# and archives, which fails if a header and its library disagree.
+# Pins: scripts/pinned-sources.txt, each archive with its SHA-256 (scripts/fetch_sources.sh
+# fetches and checks them); an archive that does not match is refused. The script ends by
+# compiling and running a program against the installed headers and archives, which fails if a
+# header and its library disagree.
+# CC, AR and CFLAGS are honoured: scripts/build_wheel.sh --glibc sets CC and AR to zig's, for
+# an older glibc than this machine's.
 # Needs: a C compiler, make, perl (OpenSSL's Configure), cmake (zstd), tar, sha256sum, and
-# curl, wget or python3 to download.
+# curl, wget, cargo or python3 to download.
 set -euo pipefail
 
-# --- pins: name version sha256 url --------------------------------------------------------
-# The checksums were not computed from downloads here (the machine that wrote this could not
-# reach these hosts); each was checked against several independent public build recipes that
-# pin the same archive. See docs/wheels.md.
-pins="\
-openssl 3.5.9 603f5602e2eef00d77fbd429d34dcd5822bb301757a1bc9cdb24c670f1eb859a https://github.com/openssl/openssl/releases/download/openssl-3.5.9/openssl-3.5.9.tar.gz
-zlib    1.3.2 bb329a0a2cd0274d05519d61c667c062e06990d72e125ee2dfa8de64f0119d16 https://github.com/madler/zlib/releases/download/v1.3.2/zlib-1.3.2.tar.gz
-brotli  1.2.0 816c96e8e8f193b40151dad7e8ff37b1221d019dbcb9c35cd3fadbfe6477dfec https://github.com/google/brotli/archive/refs/tags/v1.2.0.tar.gz
-zstd    1.5.7 eb33e51f49a15e023950cd7825ca74a4a2b43db8354825ac24fc1b7ee09e6fa3 https://github.com/facebook/zstd/releases/download/v1.5.7/zstd-1.5.7.tar.gz"
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+pins="$repo/scripts/pinned-sources.txt"
+# shellcheck source=scripts/fetch_sources.sh
+. "$repo/scripts/fetch_sources.sh"
 
 say() { echo "build_wheel_deps: $*" >&2; }
 die() { echo "build_wheel_deps: error: $*" >&2; exit 1; }
@@ -50,11 +50,13 @@ prefix="${REQUESTX_DEPS_PREFIX:-/opt/requestx-deps}"
 install_tools=0
 system_static=0
 print_env=0
+source_mode=auto
 declare -A src_override=()
 
 while [ $# -gt 0 ]; do
     case "$1" in
         --prefix) [ $# -ge 2 ] || die "--prefix needs a directory"; prefix="$2"; shift ;;
+        --source) [ $# -ge 2 ] || die "--source needs auto, upstream or registries"; source_mode="$2"; shift ;;
         --install-tools) install_tools=1 ;;
         --system-static) system_static=1 ;;
         --src)
@@ -74,10 +76,7 @@ mkdir -p "$prefix"
 prefix="$(cd "$prefix" && pwd)"
 
 if [ "$print_env" = 1 ]; then
-    printf 'export LIBRARY_PATH=%q\n' "$prefix/lib${LIBRARY_PATH:+:$LIBRARY_PATH}"
-    printf 'export CPATH=%q\n' "$prefix/include${CPATH:+:$CPATH}"
-    printf 'export OPENSSL_ROOT_DIR=%q\n' "$prefix"
-    printf 'export CMAKE_PREFIX_PATH=%q\n' "$prefix${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+    printf 'export REQUESTX_DEPS_PREFIX=%q\n' "$prefix"
     exit 0
 fi
 
@@ -112,11 +111,6 @@ for tool in "$cc" make tar sha256sum; do
 done
 jobs="$(nproc 2>/dev/null || echo 2)"
 
-pin() {  # pin NAME -> "version sha256 url"
-    awk -v n="$1" '$1 == n { print $2, $3, $4; found = 1 } END { if (!found) exit 1 }' \
-        <<<"$pins" || die "no pin for $1"
-}
-
 # --- which libraries to build -----------------------------------------------------------------
 # A static archive the compiler finds outside our prefix, for --system-static.
 system_archive() {
@@ -143,7 +137,7 @@ linkable_into_shared_object() {
         for symbol in $symbols; do echo "    (void *)$symbol,"; done
         echo "};"
     } >"$probe/probe.c"
-    if "$cc" -shared -fPIC -o "$probe/probe.so" "$probe/probe.c" "$@" -Wl,--exclude-libs,ALL \
+    if "$cc" -shared -fPIC -o "$probe/probe.so" "$probe/probe.c" "$@" \
             -Wl,--no-undefined -ldl -pthread >"$probe/log" 2>&1; then
         rm -rf "$probe"
         return 0
@@ -172,11 +166,14 @@ for name in openssl zlib brotli zstd; do
     to_build+=("$name")
 done
 
-# The prefix is reused when the same script (pins included), compiler and sources built it.
-stamp_input="$(cat "${BASH_SOURCE[0]}"; "$cc" --version | head -n 1; uname -m
-               echo "CFLAGS=${CFLAGS:-} build=${to_build[*]}"
+# The prefix is reused when the same scripts, pins, compiler (the command and what it says it
+# is: a zig wrapper names its target in its path) and sources built it.
+stamp_input="$(cat "${BASH_SOURCE[0]}" "$pins" "$repo/scripts/fetch_sources.sh"
+               command -v "$cc"; "$cc" --version | head -n 1; uname -m
+               echo "CFLAGS=${CFLAGS:-} AR=${AR:-} build=${to_build[*]}"
                for name in "${!src_override[@]}"; do echo "src $name=${src_override[$name]}"; done)"
 stamp="$(printf '%s' "$stamp_input" | sha256sum | cut -c1-16)"
+ar="${AR:-ar}"
 if [ -f "$prefix/.requestx-deps-$stamp" ]; then
     say "up to date: $prefix"
     exit 0
@@ -187,40 +184,14 @@ mkdir -p "$downloads" "$prefix/lib" "$prefix/include"
 work="$(mktemp -d "${TMPDIR:-/tmp}/requestx-deps.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 
-download() {  # download URL FILE
-    if command -v curl >/dev/null 2>&1; then
-        curl -fsSL --retry 3 --connect-timeout 20 --max-time 600 -o "$2" "$1"
-    elif command -v wget >/dev/null 2>&1; then
-        wget -q -T 60 -O "$2" "$1"
-    else
-        python3 -c 'import sys, urllib.request; urllib.request.urlretrieve(sys.argv[1], sys.argv[2])' "$1" "$2"
-    fi
-}
-
-# source_tree NAME: an unpacked tree of NAME in $work/NAME (the pinned archive, checked, or the
+# source_tree NAME: an unpacked tree of NAME in $work/NAME (a pinned archive, checked, or the
 # --src tree, copied so that the build does not write into it)
 source_tree() {
-    local version sha url file got
-    read -r version sha url < <(pin "$1")
     if [ -n "${src_override[$1]:-}" ]; then
         cp -a "${src_override[$1]}" "$work/$1"
-        return
-    fi
-    file="$downloads/$1-$version.tar.gz"
-    if [ -f "$file" ] && [ "$(sha256sum "$file" | cut -d' ' -f1)" = "$sha" ]; then
-        :
     else
-        say "downloading $url"
-        download "$url" "$file.part" || { rm -f "$file.part"; die "could not download $url"; }
-        got="$(sha256sum "$file.part" | cut -d' ' -f1)"
-        if [ "$got" != "$sha" ]; then
-            rm -f "$file.part"
-            die "checksum mismatch for $url: expected $sha, got $got"
-        fi
-        mv "$file.part" "$file"
+        fetch_source "$1" "$work/$1"
     fi
-    mkdir -p "$work/$1"
-    tar -xzf "$file" -C "$work/$1" --strip-components=1
 }
 
 # tree_version NAME DIR: the version the unpacked tree says it is
@@ -242,16 +213,16 @@ tree_version() {
 
 check_version() {  # check_version NAME: the tree must be the pinned version
     local version got
-    read -r version _ _ < <(pin "$1")
+    version="$(pinned_version "$1")"
     got="$(tree_version "$1" "$work/$1" 2>/dev/null || true)"
     if [ "$got" = "$version" ]; then
-        say "$1 $version: $(if [ -n "${src_override[$1]:-}" ]; then echo "from ${src_override[$1]}"; else echo "release archive (sha256 ok)"; fi)"
+        [ -n "${src_override[$1]:-}" ] && say "$1 $version: from ${src_override[$1]}"
     elif [ -n "${src_override[$1]:-}" ]; then
         say "WARNING: $1 from ${src_override[$1]} is version ${got:-unknown}, not the pinned $version"
     else
         die "the $1 archive holds version ${got:-unknown}, not $version; refusing it"
     fi
-    echo "$1 ${got:-unknown} ${src_override[$1]:-$(pin "$1" | cut -d' ' -f3)}" >>"$work/deps-info.txt"
+    echo "$1 ${got:-unknown} ${src_override[$1]:-source $source_mode}" >>"$work/deps-info.txt"
 }
 
 pic_cflags="-O2 -fPIC ${CFLAGS:-}"
@@ -291,7 +262,7 @@ build_zlib() {
             -c "$dir/$name.c" -o "$obj/$name.o" || die "zlib: compiling $name.c failed"
     done
     rm -f "$prefix/lib/libz.a"
-    ar rcs "$prefix/lib/libz.a" "$obj"/*.o
+    "$ar" rcs "$prefix/lib/libz.a" "$obj"/*.o
     install -m 644 "$dir/zlib.h" "$dir/zconf.h" "$prefix/include/"
 }
 
@@ -308,8 +279,8 @@ build_brotli() {
         done
     done
     rm -f "$prefix/lib/libbrotlicommon.a" "$prefix/lib/libbrotlidec.a"
-    ar rcs "$prefix/lib/libbrotlicommon.a" "$work/brotli-common"/*.o
-    ar rcs "$prefix/lib/libbrotlidec.a" "$work/brotli-dec"/*.o
+    "$ar" rcs "$prefix/lib/libbrotlicommon.a" "$work/brotli-common"/*.o
+    "$ar" rcs "$prefix/lib/libbrotlidec.a" "$work/brotli-dec"/*.o
     mkdir -p "$prefix/include/brotli"
     install -m 644 "$dir/c/include/brotli"/*.h "$prefix/include/brotli/"
 }
@@ -319,6 +290,7 @@ build_zstd() {
     # Decompression is all libcurl uses: no legacy formats, no multithreaded compression.
     cmake -S "$work/zstd/build/cmake" -B "$work/zstd-build" -DCMAKE_BUILD_TYPE=Release \
         -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DCMAKE_INSTALL_PREFIX="$prefix" \
+        -DCMAKE_AR="$(command -v "$ar")" \
         -DCMAKE_INSTALL_LIBDIR=lib -DZSTD_BUILD_STATIC=ON -DZSTD_BUILD_SHARED=OFF \
         -DZSTD_BUILD_PROGRAMS=OFF -DZSTD_BUILD_TESTS=OFF -DZSTD_BUILD_CONTRIB=OFF \
         -DZSTD_LEGACY_SUPPORT=OFF -DZSTD_MULTITHREAD_SUPPORT=OFF >"$work/zstd.log" 2>&1 ||
@@ -337,13 +309,14 @@ for name in ${to_build[@]+"${to_build[@]}"}; do
     "build_$name"
 done
 
-# --- check: headers and archives agree, and the compiler finds ours first --------------------
-export LIBRARY_PATH="$prefix/lib${LIBRARY_PATH:+:$LIBRARY_PATH}"
+# --- check: headers and archives agree --------------------------------------------------------
+# The archives scripts/build_libcurl.sh will take (with REQUESTX_DEPS_PREFIX set): ours where
+# this script built them, else the system's.
 export CPATH="$prefix/include${CPATH:+:$CPATH}"
 link=()
 for lib in ssl crypto brotlidec brotlicommon zstd z; do
-    path="$(readlink -f "$("$cc" -print-file-name="lib$lib.a")")"
-    [ -f "$path" ] || die "the compiler does not find lib$lib.a"
+    path="$prefix/lib/lib$lib.a"
+    [ -f "$path" ] || path="$(system_archive "$lib")" || die "no lib$lib.a in $prefix/lib or on the compiler's path"
     say "lib$lib.a: $path"
     link+=("$path")
 done

@@ -60,7 +60,7 @@ mkdir -p "$root$work/suite/scripts"
 cp "$wheel" "$root$work/"
 cp -r "$repo/tests" "$repo/benchmarks" "$repo/pyproject.toml" "$repo/setup.py" "$repo/README.md" \
     "$root$work/suite/"
-cp "$repo/scripts/libcurl-sources.txt" "$repo/scripts/check_wheel.py" \
+cp "$repo/scripts/pinned-sources.txt" "$repo/scripts/check_wheel.py" \
     "$repo/scripts/smoke_wheel.py" "$root$work/suite/scripts/"
 find "$root$work/suite" -name __pycache__ -prune -exec rm -rf {} +
 # What an installed Debian has and debootstrap leaves out: localhost in /etc/hosts (the

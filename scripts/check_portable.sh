@@ -10,7 +10,11 @@
 #   2. all of csrc/ and tests/c/engine_test.c with musl-gcc (musllinux wheels);
 #   3. all of csrc/ and tests/c/engine_test.c with MinGW-w64 for Windows (x86_64), against
 #      the same libcurl headers: the Windows implementation's files compile, the others
-#      compile to nothing there or build unchanged.
+#      compile to nothing there or build unchanged;
+#   4. all of csrc/ and tests/c/engine_test.c for macOS (x86_64 and arm64) with zig's clang
+#      and its macOS headers (scripts/zig_cc.sh): the Darwin branches (the relative condition
+#      wait, no SOCK_CLOEXEC, no eventfd or epoll) compile. Compiled only; nothing here can
+#      link or run them.
 #
 # Needs musl-tools and gcc-mingw-w64-x86-64 (scripts/bootstrap.sh --cross installs them) and
 # the bundled libcurl's headers (scripts/build_libcurl.sh, cached). Prints one line per check;
@@ -57,3 +61,8 @@ compile "musl" musl-gcc -std=c11 -D_GNU_SOURCE "${warnings[@]}" -Icsrc -I"$inclu
     -- csrc/*.c tests/c/engine_test.c
 compile "Windows (MinGW-w64)" x86_64-w64-mingw32-gcc -std=c11 "${warnings[@]}" -DCURL_STATICLIB \
     -Icsrc -I"$include" -- csrc/*.c tests/c/engine_test.c
+for target in x86_64-macos aarch64-macos; do
+    zig="$(scripts/zig_cc.sh "$target")/cc"
+    compile "macOS ($target, zig's clang)" "$zig" -std=c11 "${warnings[@]}" -Icsrc -I"$include" \
+        -- csrc/*.c tests/c/engine_test.c
+done

@@ -11,7 +11,10 @@ Prints the libcurl build inside the extension (``requestx.__libcurl__``), then c
   libraries the bundled build replaces: libcurl, libnghttp2, libssl, libcrypto, libz, libbrotli*,
   libzstd (``import requestx`` itself maps Python's own libssl through the ``ssl`` module, so
   that check has to leave Python's modules out);
-* libcurl has HTTP/2, brotli and zstd.
+* libcurl has HTTP/2, brotli and zstd;
+* the extension needs no glibc symbol version newer than its wheel's platform tag promises
+  (``manylinux_2_28``: nothing past ``GLIBC_2.28``), read from the ELF file's version needs;
+  ``--max-glibc`` sets the bound for a build that has no such tag (an in-place build).
 
 It also says which CA store ``verify=True`` uses on this machine (a wheel carries the paths of
 the machine that built it; requestx looks where this distribution keeps its store), and fails
@@ -24,8 +27,11 @@ from site-packages. Exit status: 0 when every check passes, 1 otherwise.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import importlib.util
 import os
+import re
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -76,12 +82,103 @@ def libraries_the_extension_maps(path: Path) -> list[str]:
     return [line for line in result.stdout.splitlines() if line and Path(line).resolve() != own]
 
 
+SHT_GNU_VERNEED = 0x6FFFFFFE
+
+
+def glibc_versions_needed(path: Path) -> set[tuple[int, ...]]:
+    """The GLIBC_x.y symbol versions an ELF shared object needs (its .gnu.version_r section)."""
+    data = path.read_bytes()
+    if data[:4] != b"\x7fELF":
+        raise SystemExit(f"check_wheel: {path} is not an ELF file")
+    wide = data[4] == 2  # ELFCLASS64
+    order = "<" if data[5] == 1 else ">"
+    if wide:
+        shoff, shentsize, shnum = (
+            struct.unpack_from(order + "Q", data, 0x28)[0],
+            *struct.unpack_from(order + "HH", data, 0x3A),
+        )
+        section = order + "IIQQQQIIQQ"
+    else:
+        shoff, shentsize, shnum = (
+            struct.unpack_from(order + "I", data, 0x20)[0],
+            *struct.unpack_from(order + "HH", data, 0x2E),
+        )
+        section = order + "IIIIIIIIII"
+    headers = [struct.unpack_from(section, data, shoff + i * shentsize) for i in range(shnum)]
+    versions: set[tuple[int, ...]] = set()
+    for _name, kind, _flags, _addr, offset, _size, link, info, _align, _entsize in headers:
+        if kind != SHT_GNU_VERNEED:
+            continue
+        strings = headers[link][4]  # the linked string table's file offset
+        entry = offset
+        for _ in range(info):  # info: the number of Verneed entries
+            fields = struct.unpack_from(order + "HHIII", data, entry)
+            _version, count, _file, aux, following = fields
+            item = entry + aux
+            for _ in range(count):
+                _hash, _flags2, _other, name, next_aux = struct.unpack_from(
+                    order + "IHHII", data, item
+                )
+                end = data.index(b"\0", strings + name)
+                text = data[strings + name : end].decode("ascii", "replace")
+                match = re.fullmatch(r"GLIBC_(\d+(?:\.\d+)+)", text)
+                if match:
+                    versions.add(tuple(int(part) for part in match.group(1).split(".")))
+                item += next_aux
+            entry += following
+    return versions
+
+
+def glibc_promised_by_tag() -> tuple[int, int] | None:
+    """The oldest glibc the installed wheel's manylinux tag promises to run on, if it has one."""
+    try:
+        wheel = importlib.metadata.distribution("requestx-curl").read_text("WHEEL") or ""
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    promised = []
+    for line in wheel.splitlines():
+        if not line.startswith("Tag:"):
+            continue
+        platform = line.split("-")[-1]
+        match = re.match(r"manylinux_(\d+)_(\d+)_", platform)
+        if match:
+            promised.append((int(match.group(1)), int(match.group(2))))
+        elif platform.startswith("manylinux2014_"):
+            promised.append((2, 17))
+    return min(promised) if promised else None
+
+
+def check_glibc(extension: Path, bound: tuple[int, int] | None) -> str | None:
+    """Say what glibc the extension needs; a failure message when that exceeds the bound."""
+    needed = glibc_versions_needed(extension)
+    if not needed:
+        print("glibc: no GLIBC symbol versions needed (not a glibc build)")
+        return None
+    newest = max(needed)
+    shown = ".".join(map(str, newest))
+    if bound is None:
+        print(f"glibc: needs GLIBC_{shown} (no manylinux tag and no --max-glibc to hold it to)")
+        return None
+    allowed = ".".join(map(str, bound))
+    print(f"glibc: needs GLIBC_{shown}; allowed: {allowed}")
+    if newest[:2] > bound:
+        too_new = sorted(".".join(map(str, v)) for v in needed if v[:2] > bound)
+        return f"the extension needs glibc symbols newer than {allowed}: {', '.join(too_new)}"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--require-installed",
         action="store_true",
         help="fail unless requestx is imported from site-packages (not a source checkout)",
+    )
+    parser.add_argument(
+        "--max-glibc",
+        metavar="X.Y",
+        help="fail if the extension needs a glibc symbol newer than X.Y (default: what the "
+        "installed wheel's manylinux tag promises)",
     )
     args = parser.parse_args(argv)
     failures: list[str] = []
@@ -144,6 +241,16 @@ def main(argv: list[str] | None = None) -> int:
         failures.append(
             "the extension needs shared libraries it should carry: " + ", ".join(replaced)
         )
+
+    if sys.platform.startswith("linux"):
+        if args.max_glibc:
+            major, _, minor = args.max_glibc.partition(".")
+            bound: tuple[int, int] | None = (int(major), int(minor or 0))
+        else:
+            bound = glibc_promised_by_tag()
+        failure = check_glibc(extension, bound)
+        if failure:
+            failures.append(failure)
 
     for failure in failures:
         print(f"FAIL: {failure}", file=sys.stderr)

@@ -5,7 +5,8 @@
 #
 # Installs what is missing (system packages as root, else prints the apt-get command; Python
 # packages into .venv), rebuilds the extension if sources changed, then runs ruff, mypy, the
-# portability compiles (scripts/check_portable.sh) and pytest (which includes the C engine
+# portability compiles (scripts/check_portable.sh), builds and checks the manylinux_2_28 wheel
+# (scripts/build_wheel.sh --glibc 2.28 --no-tests) and runs pytest (which includes the C engine
 # under valgrind, AddressSanitizer and ThreadSanitizer) once per platform layer: Linux's own
 # (epoll, eventfd) and the portable POSIX one that macOS and the BSDs run
 # (REQUESTX_PLATFORM=posix). REQUESTX_TEST_PLATFORMS="linux" (or "posix") runs one of them.
@@ -44,6 +45,11 @@ echo "test: mypy"
 "$py" -m mypy
 echo "test: portability (scripts/check_portable.sh)"
 scripts/check_portable.sh
+# The wheel a user on an older Linux installs: built for glibc 2.28 with zig's compiler, then
+# auditwheel must tag it manylinux_2_28, check_wheel.py must find no symbol past GLIBC_2.28,
+# and the smoke script must pass against it from a fresh virtualenv.
+echo "test: the manylinux_2_28 wheel (scripts/build_wheel.sh --glibc 2.28 --no-tests)"
+scripts/build_wheel.sh --glibc 2.28 --no-tests --out "${TMPDIR:-/tmp}/requestx-wheel-ci"
 for platform in ${REQUESTX_TEST_PLATFORMS:-linux posix}; do
     echo "test: pytest on the $platform platform layer (REQUESTX_PLATFORM=$platform)"
     REQUESTX_PLATFORM="$platform" "$py" -m pytest "$@"

@@ -1,7 +1,7 @@
 """The libcurl inside requestx: the pinned build, with what the engine relies on.
 
 The default build links the libcurl that scripts/build_libcurl.sh builds from the pins in
-scripts/libcurl-sources.txt, statically; REQUESTX_SYSTEM_LIBCURL=1 links a system one instead
+scripts/pinned-sources.txt, statically; REQUESTX_SYSTEM_LIBCURL=1 links a system one instead
 (at or above setup.py's floor), and then only the floor and the features are checked.
 """
 
@@ -22,11 +22,11 @@ SYSTEM_LIBCURL = os.environ.get("REQUESTX_SYSTEM_LIBCURL", "") not in ("", "0")
 
 
 def _pinned_curl_version() -> str:
-    for line in (ROOT / "scripts/libcurl-sources.txt").read_text().splitlines():
+    for line in (ROOT / "scripts/pinned-sources.txt").read_text().splitlines():
         fields = line.split()
         if fields and fields[0] == "curl":
             return fields[1]
-    raise AssertionError("no curl pin in scripts/libcurl-sources.txt")
+    raise AssertionError("no curl pin in scripts/pinned-sources.txt")
 
 
 def test_http2_brotli_and_zstd_are_built_in() -> None:
