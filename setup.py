@@ -22,6 +22,7 @@ import subprocess
 import sys
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 
 def _flag(name: str) -> bool:
@@ -32,6 +33,8 @@ def _flag(name: str) -> bool:
 # the engine no longer works around is fixed there (docs/architecture.md, "Which libcurl").
 LIBCURL_FLOOR = (8, 11, 0)
 HERE = os.path.dirname(os.path.abspath(__file__))
+MACOS = sys.platform == "darwin"
+WINDOWS = sys.platform == "win32"
 
 
 # Which libcurl build the extension was last linked against. setuptools relinks only when a
@@ -73,18 +76,35 @@ def _bundled_curl() -> tuple[list[str], list[str]]:
         sys.exit(f"requestx: {prefix} holds no finished libcurl build (no link-args.txt)")
     with open(link_file) as f:
         archives = [line.strip() for line in f if line.strip()]
+    # Defines that code including curl/curl.h needs with this build (Windows: static-library
+    # defines, else the headers declare DLL imports); empty elsewhere.
+    cflags_file = os.path.join(prefix, "cflags.txt")
+    defines: list[str] = []
+    if os.path.exists(cflags_file):
+        with open(cflags_file) as f:
+            defines = [line.strip() for line in f if line.strip()]
     _note_libcurl_build(prefix)
-    # The version script exports PyInit__core and makes every other symbol local, those of the
-    # static archives included: another extension in the same process (pycurl, curl_cffi,
-    # Python's own _ssl) keeps its own libcurl and OpenSSL. GNU ld and lld (zig's, for
-    # scripts/build_wheel.sh --glibc) both read it; lld has no --exclude-libs through zig.
-    # --gc-sections drops the functions nothing calls (libcurl is built one section per
-    # function), curl_easy_perform among them: the engine only drives the multi handle.
-    return [f"-I{prefix}/include"], [
-        f"-Wl,--version-script,{_exports_map()}",
-        "-Wl,--gc-sections",
-        *archives,
-    ]
+    return [f"-I{prefix}/include", *defines], [*_export_only_init(), *archives]
+
+
+def _export_only_init() -> list[str]:
+    """Linker flags: export PyInit__core and nothing else, and drop what nothing calls.
+
+    Every other symbol is made local, those of the static archives included, so another
+    extension in the same process (pycurl, curl_cffi, Python's own _ssl) keeps its own libcurl
+    and OpenSSL. Dropping unreferenced sections (libcurl is built one section per function)
+    takes curl_easy_perform out: the engine only drives the multi handle.
+    """
+    if MACOS:
+        # ld64: an explicit export list, and dead stripping in place of --gc-sections.
+        return ["-Wl,-exported_symbol,_PyInit__core", "-Wl,-dead_strip"]
+    if WINDOWS:
+        # A DLL exports what is marked dllexport (PyMODINIT_FUNC) and nothing else; link.exe
+        # drops unreferenced functions by default (/OPT:REF without /DEBUG).
+        return []
+    # A version script, which GNU ld and lld (zig's, for scripts/build_wheel.sh --glibc) both
+    # read; lld has no --exclude-libs through zig.
+    return [f"-Wl,--version-script,{_exports_map()}", "-Wl,--gc-sections"]
 
 
 def _exports_map() -> str:
@@ -143,24 +163,33 @@ ASAN = _flag("REQUESTX_ASAN")
 
 SYSTEM_LIBCURL = _flag("REQUESTX_SYSTEM_LIBCURL") or "REQUESTX_CURL_CONFIG" in os.environ
 curl_cflags, curl_libs = _system_curl() if SYSTEM_LIBCURL else _bundled_curl()
-# Hidden by default: the module exports PyInit__core and nothing else.
-compile_args = [
-    "-std=c11",
-    "-fvisibility=hidden",
-    "-Wall",
-    "-Wextra",
-    "-Wno-unused-parameter",
-    "-D_GNU_SOURCE",
-]
-link_args: list[str] = []
-if DEBUG or ASAN:
-    compile_args += ["-O0", "-g3", "-fno-omit-frame-pointer"]
+if WINDOWS:
+    # clang-cl (BuildExt below) with MSVC-style options; the engine is plain C11 with the
+    # __atomic builtins.
+    compile_args = ["/std:c11", "/W3", "/O2", "/DNDEBUG"]
+    link_args: list[str] = []
+    # WaitOnAddress (the transfer latch) and Winsock (the platform layer's own sockets).
+    engine_libs = ["synchronization.lib", "ws2_32.lib"]
 else:
-    compile_args += ["-O2", "-g", "-DNDEBUG"]
-if ASAN:
-    sanitizers = "-fsanitize=address,undefined"
-    compile_args += [sanitizers]
-    link_args += [sanitizers]
+    # Hidden by default: the module exports PyInit__core and nothing else.
+    compile_args = [
+        "-std=c11",
+        "-fvisibility=hidden",
+        "-Wall",
+        "-Wextra",
+        "-Wno-unused-parameter",
+        "-D_GNU_SOURCE",
+    ]
+    link_args = []
+    engine_libs = ["-pthread"]
+    if DEBUG or ASAN:
+        compile_args += ["-O0", "-g3", "-fno-omit-frame-pointer"]
+    else:
+        compile_args += ["-O2", "-g", "-DNDEBUG"]
+    if ASAN:
+        sanitizers = "-fsanitize=address,undefined"
+        compile_args += [sanitizers]
+        link_args += [sanitizers]
 
 directives = {
     "language_level": 3,
@@ -184,7 +213,7 @@ ext = Extension(
         *([] if SYSTEM_LIBCURL else [os.path.relpath(LIBCURL_STAMP, HERE)]),
     ],
     extra_compile_args=compile_args + [f for f in curl_cflags if f.startswith(("-I", "-D"))],
-    extra_link_args=link_args + curl_libs + ["-pthread"],
+    extra_link_args=link_args + curl_libs + engine_libs,
 )
 
 # The client's hot path in Python objects (requestx/_hotpath.pyx): compiled, with no C of
@@ -196,12 +225,38 @@ hotpath = Extension(
     extra_link_args=link_args,
 )
 
+
+class BuildExt(build_ext):
+    """setuptools' build_ext, with clang-cl in place of MSVC's cl on Windows.
+
+    The engine uses the __atomic builtins, which GCC and clang have and cl does not. clang-cl
+    takes cl's options and writes MSVC-compatible objects; MSVC's link.exe still links. LLVM
+    comes with GitHub's Windows images and Visual Studio's "C++ Clang tools" component.
+    """
+
+    def build_extensions(self) -> None:
+        compiler = self.compiler
+        if getattr(compiler, "compiler_type", "") == "msvc":
+            if not getattr(compiler, "initialized", True):
+                compiler.initialize()
+            llvm = os.path.join(os.environ.get("PROGRAMFILES", r"C:\Program Files"), "LLVM", "bin")
+            clang_cl = shutil.which("clang-cl") or shutil.which("clang-cl", path=llvm)
+            if clang_cl is None:
+                sys.exit(
+                    "requestx: building on Windows needs clang-cl (LLVM): install LLVM "
+                    "(winget install LLVM.LLVM) or Visual Studio's C++ Clang tools"
+                )
+            compiler.cc = clang_cl
+        super().build_extensions()
+
+
 try:
     from Cython.Build import cythonize
 except ImportError:  # pragma: no cover - Cython is a build requirement
     sys.exit("requestx: Cython is needed to build from source: pip install 'Cython>=3.0'")
 
 setup(
+    cmdclass={"build_ext": BuildExt},
     ext_modules=cythonize(
         [ext, hotpath],
         compiler_directives=directives,

@@ -153,7 +153,15 @@ _SYSTEM_CA_FILES = (
 _SYSTEM_CA_DIRS = ("/etc/ssl/certs", "/etc/pki/tls/certs")
 
 
+# Schannel (the Windows build's TLS) verifies against the Windows certificate store when it is
+# given no CA file: the store a machine's administrators add their CAs to, so that is the
+# default there, never a bundle file.
+_VERIFIES_WITH_OS_STORE = (_core.libcurl_info()["ssl"] or "").startswith("Schannel")
+
+
 def _system_store_or_certifi() -> _core.TLSConfig:
+    if _VERIFIES_WITH_OS_STORE:
+        return _core.TLSConfig()
     cainfo, capath = _core.LIBCURL_CAINFO, _core.LIBCURL_CAPATH
     file_ok = bool(cainfo) and os.path.isfile(cainfo or "")
     dir_ok = bool(capath) and os.path.isdir(capath or "")

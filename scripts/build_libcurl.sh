@@ -54,6 +54,14 @@ host=""
 
 say() { echo "build_libcurl: $*" >&2; }
 die() { echo "build_libcurl: error: $*" >&2; exit 1; }
+# native_path PATH: PATH as the programs that read this script's output take it. In Git Bash
+# or MSYS2 on Windows, /c/Users/... becomes C:/Users/...: setup.py, link.exe and cmake are
+# Windows programs. Elsewhere PATH itself.
+native_path() {
+    if command -v cygpath >/dev/null 2>&1; then cygpath -m "$1"; else echo "$1"; fi
+}
+# Associative arrays: bash 4 or newer (macOS's /bin/bash is 3.2; Homebrew's is current).
+[ "${BASH_VERSINFO[0]}" -ge 4 ] || die "needs bash 4 or newer (macOS: brew install bash)"
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -69,7 +77,7 @@ while [ $# -gt 0 ]; do
 done
 case "$source_mode" in auto|upstream|registries) ;; *) die "--source must be auto, upstream or registries" ;; esac
 mkdir -p "$cache"
-cache="$(cd "$cache" && pwd)"
+cache="$(native_path "$(cd "$cache" && pwd)")"
 
 curl_version="$(pinned_version curl)"
 nghttp2_version="$(pinned_version nghttp2)"
@@ -77,29 +85,43 @@ nghttp2_version="$(pinned_version nghttp2)"
 # What the target is, and how cmake is told when it is not this machine.
 cross=()
 target_cflags=""
+# target_os: linux, macos or windows (the native machine's, or --host's). On Windows the build
+# runs in Git Bash or MSYS2 with LLVM's clang, whose objects and archives MSVC's link.exe (the
+# extension's linker there) reads.
 case "$host" in
     "")
-        cc="${CC:-cc}"
+        case "$(uname -s)" in
+            Darwin) target_os=macos; cc="${CC:-cc}" ;;
+            MINGW* | MSYS* | CYGWIN*) target_os=windows; cc="${CC:-clang}" ;;
+            *) target_os=linux; cc="${CC:-cc}" ;;
+        esac
         arch="$(uname -m)"
-        tls=openssl
         command -v "$cc" >/dev/null 2>&1 || die "no C compiler ($cc); on Debian: apt-get install -y gcc" ;;
     aarch64-linux-gnu)
+        target_os=linux
         cc="$host-gcc"
         arch=aarch64
-        tls=openssl
         command -v "$cc" >/dev/null 2>&1 || die "no $cc; on Debian: apt-get install -y gcc-aarch64-linux-gnu"
         cross=(-DCMAKE_SYSTEM_NAME=Linux -DCMAKE_SYSTEM_PROCESSOR=aarch64) ;;
     x86_64-w64-mingw32)
+        target_os=windows
         cc="$host-gcc"
-        arch=x86_64-windows
-        tls=schannel
+        arch=x86_64
         command -v "$cc" >/dev/null 2>&1 || die "no $cc; on Debian: apt-get install -y gcc-mingw-w64-x86-64"
         cross=(-DCMAKE_SYSTEM_NAME=Windows -DCMAKE_SYSTEM_PROCESSOR=AMD64
-               -DCMAKE_RC_COMPILER="$host-windres")
-        target_cflags="-DNGHTTP2_STATICLIB" ;; # libcurl calls nghttp2 statically, not by DLL import
+               -DCMAKE_RC_COMPILER="$host-windres") ;;
     *) die "--host: $host is not one of aarch64-linux-gnu, x86_64-w64-mingw32" ;;
 esac
-[ -n "$host" ] && cross+=(-DCMAKE_C_COMPILER="$cc" -DCMAKE_FIND_ROOT_PATH_MODE_PROGRAM=NEVER)
+tls=openssl
+if [ "$target_os" = windows ]; then
+    # Schannel: Windows' own TLS, verifying against the Windows certificate store (where a
+    # machine's administrators put their CAs), with nothing to build or ship; libcurl calls
+    # nghttp2 statically, not by DLL import.
+    tls=schannel
+    arch="$arch-windows"
+    target_cflags="-DNGHTTP2_STATICLIB"
+fi
+[ -n "$host" ] && cross+=(-DCMAKE_FIND_ROOT_PATH_MODE_PROGRAM=NEVER)
 
 # --- static archives of the libraries libcurl calls -------------------------------------------
 # REQUESTX_DEPS_PREFIX/lib first (scripts/build_wheel_deps.sh), else the compiler's own search
@@ -107,7 +129,7 @@ esac
 deps_prefix="${REQUESTX_DEPS_PREFIX:-}"
 if [ -n "$deps_prefix" ]; then
     [ -d "$deps_prefix/lib" ] || die "REQUESTX_DEPS_PREFIX=$deps_prefix has no lib/ (run scripts/build_wheel_deps.sh --prefix $deps_prefix)"
-    deps_prefix="$(cd "$deps_prefix" && pwd)"
+    deps_prefix="$(native_path "$(cd "$deps_prefix" && pwd)")"
 fi
 static_lib() {
     local path
@@ -121,18 +143,24 @@ static_lib() {
 }
 declare -A system_lib
 missing_dev=()
-case "$host" in
-    "") wanted=(ssl:libssl-dev crypto:libssl-dev z:zlib1g-dev brotlidec:libbrotli-dev
-                brotlicommon:libbrotli-dev zstd:libzstd-dev) ;;
-    aarch64-linux-gnu) wanted=(ssl:libssl-dev:arm64 crypto:libssl-dev:arm64 z:zlib1g-dev:arm64
-                               brotlidec:libbrotli-dev:arm64 brotlicommon:libbrotli-dev:arm64
-                               zstd:libzstd-dev:arm64) ;;
-    x86_64-w64-mingw32) wanted=(z:libz-mingw-w64-dev) ;;
+# Each as NAME:where-it-comes-from (a Debian package, or the script that builds it).
+deps_script="scripts/build_wheel_deps.sh (then REQUESTX_DEPS_PREFIX)"
+case "$host:$target_os" in
+    :linux) wanted=(ssl:libssl-dev crypto:libssl-dev z:zlib1g-dev brotlidec:libbrotli-dev
+                    brotlicommon:libbrotli-dev zstd:libzstd-dev) ;;
+    :macos) wanted=(ssl crypto z brotlidec brotlicommon zstd) ;;
+    :windows) wanted=(z brotlidec brotlicommon zstd) ;;
+    aarch64-linux-gnu:*) wanted=(ssl:libssl-dev:arm64 crypto:libssl-dev:arm64 z:zlib1g-dev:arm64
+                                 brotlidec:libbrotli-dev:arm64 brotlicommon:libbrotli-dev:arm64
+                                 zstd:libzstd-dev:arm64) ;;
+    x86_64-w64-mingw32:*) wanted=(z:libz-mingw-w64-dev) ;;
 esac
 for lib in "${wanted[@]}"; do
     name="${lib%%:*}"
     if path="$(static_lib "$name")"; then
         system_lib[$name]="$path"
+    elif [ "$name" = "$lib" ]; then
+        die "no static lib$name.a: build it with $deps_script"
     else
         missing_dev+=("${lib#*:}")
     fi
@@ -161,12 +189,12 @@ key="$(printf '%s' "$key_input" | sha256_of /dev/stdin | cut -c1-12)"
 prefix="$cache/curl-$curl_version-nghttp2-$nghttp2_version-$arch-$key"
 
 if [ "$print_prefix" = 1 ]; then
-    echo "$prefix"
+    native_path "$prefix"
     exit 0
 fi
 if [ -f "$prefix/link-args.txt" ]; then
     say "cached: libcurl $curl_version with nghttp2 $nghttp2_version in $prefix"
-    echo "$prefix"
+    native_path "$prefix"
     exit 0
 fi
 
@@ -210,11 +238,22 @@ stage="$work/prefix"
 # One section per function and object, so that the extension's link (setup.py, --gc-sections)
 # drops what requestx never calls: curl_easy_perform above all, which must not be in the engine
 # (requests run on the loop thread's multi handle; scripts/test.sh checks the built extension).
-common=("${cross[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_POSITION_INDEPENDENT_CODE=ON
+common=(${cross[@]+"${cross[@]}"} -DCMAKE_C_COMPILER="$cc"
+        -DCMAKE_BUILD_TYPE=Release -DCMAKE_POSITION_INDEPENDENT_CODE=ON
         -DCMAKE_C_FLAGS="${CFLAGS:-} $target_cflags -ffunction-sections -fdata-sections"
         -DCMAKE_INSTALL_PREFIX="$stage" -DCMAKE_INSTALL_LIBDIR=lib
         -DBUILD_SHARED_LIBS=OFF -DBUILD_STATIC_LIBS=ON)
 [ -n "${AR:-}" ] && common+=(-DCMAKE_AR="$(command -v "$AR")")
+
+# installed_lib NAME: the static library cmake installed into the stage (libNAME.a; with the
+# MSVC ABI on Windows, NAME.lib or libNAME.lib)
+installed_lib() {
+    local candidate
+    for candidate in "lib$1.a" "$1.lib" "lib$1.lib" "$1_static.lib"; do
+        [ -f "$stage/lib/$candidate" ] && { echo "$stage/lib/$candidate"; return 0; }
+    done
+    die "$1: no static library in $stage/lib after the build"
+}
 
 say "building nghttp2 $nghttp2_version (static, library only)"
 cmake -S "$work/nghttp2" -B "$work/nghttp2-build" "${generator[@]}" "${common[@]}" \
@@ -266,7 +305,7 @@ cmake -S "$work/curl" -B "$work/curl-build" "${generator[@]}" "${common[@]}" \
     -DHTTP_ONLY=ON -DCURL_DISABLE_NETRC=ON -DCURL_DISABLE_LDAP=ON -DCURL_DISABLE_LDAPS=ON \
     -DCURL_DISABLE_HEADERS_API=ON \
     -DUSE_NGHTTP2=ON -DNGHTTP2_INCLUDE_DIR="$stage/include" \
-    -DNGHTTP2_LIBRARY="$stage/lib/libnghttp2.a" \
+    -DNGHTTP2_LIBRARY="$(installed_lib nghttp2)" \
     -DENABLE_THREADED_RESOLVER=ON -DENABLE_ARES=OFF -DENABLE_UNIX_SOCKETS=ON \
     -DUSE_LIBIDN2=OFF -DCURL_USE_LIBPSL=OFF -DCURL_USE_LIBSSH2=OFF -DCURL_USE_LIBSSH=OFF \
     -DCURL_USE_GSSAPI=OFF -DUSE_NGTCP2=OFF -DUSE_QUICHE=OFF -DUSE_HTTPSRR=OFF \
@@ -278,19 +317,24 @@ cmake --build "$work/curl-build" --parallel "$jobs" --target install >>"$work/cu
 ca_bundle="$(sed -n 's/^#define CURL_CA_BUNDLE "\(.*\)"/\1/p' "$work/curl-build/lib/curl_config.h")"
 ca_path="$(sed -n 's/^#define CURL_CA_PATH "\(.*\)"/\1/p' "$work/curl-build/lib/curl_config.h")"
 
-# The extension's link line, in dependency order: libcurl, then what it calls.
+# The extension's link line, in dependency order: libcurl, then what it calls, then the
+# system's libraries.
 {
-    echo "$stage/lib/libcurl.a"
-    echo "$stage/lib/libnghttp2.a"
-    printf '%s\n' "${link_libs[@]}"
-    if [ "$host" = x86_64-w64-mingw32 ]; then
-        printf '%s\n' -lws2_32 -lcrypt32 -lsecur32 -lbcrypt -liphlpapi -ladvapi32
-    else
-        printf '%s\n' -ldl -lpthread
-    fi
-} | sed "s|$stage|$prefix|" >"$stage/link-args.txt"
+    native_path "$(installed_lib curl)"
+    native_path "$(installed_lib nghttp2)"
+    for path in "${link_libs[@]}"; do native_path "$path"; done
+    case "$host:$target_os" in
+        x86_64-w64-mingw32:*) printf '%s\n' -lws2_32 -lcrypt32 -lsecur32 -lbcrypt -liphlpapi -ladvapi32 ;;
+        :windows) printf '%s\n' ws2_32.lib crypt32.lib secur32.lib bcrypt.lib iphlpapi.lib advapi32.lib ;;
+        # What curl's CMakeLists adds on macOS: proxy settings (SystemConfiguration) and the
+        # CoreFoundation calls its resolver makes.
+        :macos) printf '%s\n' -framework CoreFoundation -framework CoreServices \
+                    -framework SystemConfiguration -lpthread ;;
+        *) printf '%s\n' -ldl -lpthread ;;
+    esac
+} | sed "s|$stage|$(native_path "$prefix")|" >"$stage/link-args.txt"
 # A static libcurl and nghttp2 on Windows: their headers would otherwise declare DLL imports.
-if [ "$host" = x86_64-w64-mingw32 ]; then
+if [ "$target_os" = windows ]; then
     printf '%s\n' -DCURL_STATICLIB -DNGHTTP2_STATICLIB
 fi >"$stage/cflags.txt"
 {
@@ -302,7 +346,7 @@ fi >"$stage/cflags.txt"
     done
     echo "ca_bundle ${ca_bundle:-none}"
     echo "ca_path ${ca_path:-none}"
-    echo "host ${host:-native} ($arch), TLS by $tls"
+    echo "host ${host:-native} ($target_os, $arch), TLS by $tls"
     for name in "${!system_lib[@]}"; do echo "system lib$name.a ${system_lib[$name]}"; done | sort
     echo "key $key"
     grep -E '^-- (Protocols|Features|Enabled SSL backends):' "$work/curl.log" | sed 's/^-- //'
@@ -312,4 +356,4 @@ rm -rf "$prefix"
 mv "$stage" "$prefix"
 say "built libcurl $curl_version with nghttp2 $nghttp2_version into $prefix"
 say "CA bundle: ${ca_bundle:-none}; CA path: ${ca_path:-none}"
-echo "$prefix"
+native_path "$prefix"

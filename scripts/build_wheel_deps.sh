@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Static, position-independent OpenSSL, zlib, brotli and zstd for building requestx wheels, in
-# images whose packages ship no static archives (manylinux_2_28 is AlmaLinux 8: openssl-devel
-# and friends have .so files only). scripts/build_libcurl.sh then links libcurl against them.
+# Static, position-independent OpenSSL, zlib, brotli and zstd for building requestx wheels:
+# in images whose packages ship no static archives (manylinux_2_28 is AlmaLinux 8:
+# openssl-devel and friends have .so files only), on macOS (no OpenSSL of its own), with
+# zig's compiler for an older glibc (scripts/build_wheel.sh --glibc), and on Windows.
+# scripts/build_libcurl.sh then links libcurl against them.
 #
 #   scripts/build_wheel_deps.sh [--prefix DIR] [--source auto|upstream|registries]
 #                               [--install-tools] [--system-static] [--src NAME=DIR]...
@@ -34,8 +36,10 @@
 # header and its library disagree.
 # CC, AR and CFLAGS are honoured: scripts/build_wheel.sh --glibc sets CC and AR to zig's, for
 # an older glibc than this machine's.
-# Needs: a C compiler, make, perl (OpenSSL's Configure), cmake (zstd), tar, sha256sum, and
-# curl, wget, cargo or python3 to download.
+# On Windows (Git Bash or MSYS2) it builds zlib, brotli and zstd only, with LLVM's clang
+# (libcurl uses Schannel there, not OpenSSL).
+# Needs: a C compiler, make and perl (OpenSSL's build), tar, and curl, wget, cargo or python3
+# to download. --install-tools also installs cmake, which scripts/build_libcurl.sh needs next.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -45,6 +49,8 @@ pins="$repo/scripts/pinned-sources.txt"
 
 say() { echo "build_wheel_deps: $*" >&2; }
 die() { echo "build_wheel_deps: error: $*" >&2; exit 1; }
+# Associative arrays: bash 4 or newer (macOS's /bin/bash is 3.2; Homebrew's is current).
+[ "${BASH_VERSINFO[0]}" -ge 4 ] || die "needs bash 4 or newer (macOS: brew install bash)"
 
 prefix="${REQUESTX_DEPS_PREFIX:-/opt/requestx-deps}"
 install_tools=0
@@ -105,11 +111,16 @@ if [ "$install_tools" = 1 ]; then
     fi
 fi
 
-cc="${CC:-cc}"
-for tool in "$cc" make tar sha256sum; do
+# Windows (Git Bash or MSYS2): LLVM's clang with MSVC's ABI, as scripts/build_libcurl.sh uses
+# there, and no OpenSSL (libcurl uses Schannel).
+case "$(uname -s)" in
+    MINGW* | MSYS* | CYGWIN*) windows=1; cc="${CC:-clang}" ;;
+    *) windows=0; cc="${CC:-cc}" ;;
+esac
+for tool in "$cc" tar; do
     command -v "$tool" >/dev/null 2>&1 || die "$tool not found (try --install-tools)"
 done
-jobs="$(nproc 2>/dev/null || echo 2)"
+jobs="$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)"
 
 # --- which libraries to build -----------------------------------------------------------------
 # A static archive the compiler finds outside our prefix, for --system-static.
@@ -150,6 +161,7 @@ declare -A archives=([openssl]="ssl crypto" [zlib]="z" [brotli]="brotlidec brotl
                      [zstd]="zstd")
 to_build=()
 for name in openssl zlib brotli zstd; do
+    [ "$name" = openssl ] && [ "$windows" = 1 ] && continue
     if [ "$system_static" = 1 ] && [ -z "${src_override[$name]:-}" ]; then
         found=()
         for lib in ${archives[$name]}; do
@@ -226,6 +238,7 @@ check_version() {  # check_version NAME: the tree must be the pinned version
 }
 
 pic_cflags="-O2 -fPIC ${CFLAGS:-}"
+[ "$windows" = 1 ] && pic_cflags="-O2 ${CFLAGS:-}"  # clang rejects -fPIC for MSVC's ABI
 
 build_openssl() {
     local dir="$work/openssl"
@@ -286,19 +299,20 @@ build_brotli() {
 }
 
 build_zstd() {
-    command -v cmake >/dev/null 2>&1 || die "cmake not found (try --install-tools)"
-    # Decompression is all libcurl uses: no legacy formats, no multithreaded compression.
-    cmake -S "$work/zstd/build/cmake" -B "$work/zstd-build" -DCMAKE_BUILD_TYPE=Release \
-        -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DCMAKE_INSTALL_PREFIX="$prefix" \
-        -DCMAKE_AR="$(command -v "$ar")" \
-        -DCMAKE_INSTALL_LIBDIR=lib -DZSTD_BUILD_STATIC=ON -DZSTD_BUILD_SHARED=OFF \
-        -DZSTD_BUILD_PROGRAMS=OFF -DZSTD_BUILD_TESTS=OFF -DZSTD_BUILD_CONTRIB=OFF \
-        -DZSTD_LEGACY_SUPPORT=OFF -DZSTD_MULTITHREAD_SUPPORT=OFF >"$work/zstd.log" 2>&1 ||
-        { tail -n 30 "$work/zstd.log" >&2; die "zstd: cmake failed"; }
-    cmake --build "$work/zstd-build" --parallel "$jobs" >>"$work/zstd.log" 2>&1 ||
-        { tail -n 30 "$work/zstd.log" >&2; die "zstd: build failed"; }
-    cmake --install "$work/zstd-build" >>"$work/zstd.log" 2>&1 ||
-        { tail -n 30 "$work/zstd.log" >&2; die "zstd: install failed"; }
+    # Decompression is all libcurl uses: zstd's common and decompress sources, compiled here
+    # directly (no legacy formats, no threads), as zlib and brotli are. The assembly Huffman
+    # decoder is ELF-only in its own guard, so it is empty on macOS and Windows.
+    local dir="$work/zstd/lib" obj="$work/zstd-obj" file
+    mkdir -p "$obj"
+    for file in "$dir"/common/*.c "$dir"/decompress/*.c "$dir"/decompress/*.S; do
+        [ -f "$file" ] || continue
+        # shellcheck disable=SC2086
+        "$cc" $pic_cflags -DXXH_NAMESPACE=ZSTD_ -DZSTD_LEGACY_SUPPORT=0 -I"$dir" -I"$dir/common" \
+            -c "$file" -o "$obj/$(basename "$file").o" || die "zstd: compiling $file failed"
+    done
+    rm -f "$prefix/lib/libzstd.a"
+    "$ar" rcs "$prefix/lib/libzstd.a" "$obj"/*.o
+    install -m 644 "$dir/zstd.h" "$dir/zstd_errors.h" "$prefix/include/"
 }
 
 : >"$work/deps-info.txt"
@@ -314,7 +328,9 @@ done
 # this script built them, else the system's.
 export CPATH="$prefix/include${CPATH:+:$CPATH}"
 link=()
-for lib in ssl crypto brotlidec brotlicommon zstd z; do
+libs=(ssl crypto brotlidec brotlicommon zstd z)
+[ "$windows" = 1 ] && libs=(brotlidec brotlicommon zstd z)
+for lib in "${libs[@]}"; do
     path="$prefix/lib/lib$lib.a"
     [ -f "$path" ] || path="$(system_archive "$lib")" || die "no lib$lib.a in $prefix/lib or on the compiler's path"
     say "lib$lib.a: $path"
@@ -323,25 +339,35 @@ done
 cat >"$work/check.c" <<'EOF'
 #include <stdio.h>
 #include <string.h>
+#ifndef NO_OPENSSL
 #include <openssl/crypto.h>
 #include <openssl/opensslv.h>
+#endif
 #include <zlib.h>
 #include <brotli/decode.h>
 #include <zstd.h>
 int main(void)
 {
     unsigned b = BrotliDecoderVersion();
-    printf("%s; zlib %s; brotli %u.%u.%u; zstd %s\n", OpenSSL_version(OPENSSL_VERSION),
-           zlibVersion(), b >> 24, (b >> 12) & 0xfff, b & 0xfff, ZSTD_versionString());
-    if (OpenSSL_version_num() != OPENSSL_VERSION_NUMBER || strcmp(zlibVersion(), ZLIB_VERSION) != 0
-        || ZSTD_versionNumber() != ZSTD_VERSION_NUMBER) {
+#ifndef NO_OPENSSL
+    printf("%s; ", OpenSSL_version(OPENSSL_VERSION));
+    if (OpenSSL_version_num() != OPENSSL_VERSION_NUMBER) {
+        fprintf(stderr, "OpenSSL's header does not match its library\n");
+        return 1;
+    }
+#endif
+    printf("zlib %s; brotli %u.%u.%u; zstd %s\n", zlibVersion(), b >> 24, (b >> 12) & 0xfff,
+           b & 0xfff, ZSTD_versionString());
+    if (strcmp(zlibVersion(), ZLIB_VERSION) != 0 || ZSTD_versionNumber() != ZSTD_VERSION_NUMBER) {
         fprintf(stderr, "a header does not match its library\n");
         return 1;
     }
     return 0;
 }
 EOF
-"$cc" -o "$work/check" "$work/check.c" "${link[@]}" -ldl -pthread ||
+check_flags=(-ldl -pthread)
+[ "$windows" = 1 ] && check_flags=(-DNO_OPENSSL)
+"$cc" -o "$work/check" "$work/check.c" "${link[@]}" "${check_flags[@]}" ||
     die "the check program does not link against these libraries"
 versions="$("$work/check")" || die "headers and libraries disagree"
 say "check: $versions"

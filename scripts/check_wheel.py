@@ -53,6 +53,11 @@ for path in sorted(mapped() - before):
 """
 
 
+# Which shared libraries a process has mapped is read from /proc: Linux only. On macOS and
+# Windows those two checks are skipped (and say so); the others run everywhere.
+HAVE_PROC_MAPS = os.path.exists("/proc/self/maps")
+
+
 def mapped_files() -> set[str]:
     """The files mapped into this process."""
     with open("/proc/self/maps") as maps:
@@ -65,7 +70,7 @@ def extension_path() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise SystemExit("check_wheel: requestx is not installed")
     for folder in spec.submodule_search_locations:
-        found = sorted(Path(folder).glob("_core*.so"))
+        found = sorted(Path(folder).glob("_core*.so")) + sorted(Path(folder).glob("_core*.pyd"))
         if found:
             return found[0]
     raise SystemExit("check_wheel: requestx has no _core extension module")
@@ -184,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     failures: list[str] = []
 
     extension = extension_path()
-    own_libraries = libraries_the_extension_maps(extension)
+    own_libraries = libraries_the_extension_maps(extension) if HAVE_PROC_MAPS else []
 
     import requestx
 
@@ -220,7 +225,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"CA store: libcurl's own ({info.get('cainfo')}, {info.get('capath')})")
         else:
             print(f"CA store: {chosen.get('ca_file')!r}, {chosen.get('ca_path')!r}")
-    after_import = mapped_files()
+    if not HAVE_PROC_MAPS:
+        print("maps: not checked (no /proc/self/maps on this platform)")
+    after_import = mapped_files() if HAVE_PROC_MAPS else set()
     shared_curl = sorted(
         path
         for path in after_import
@@ -228,14 +235,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     if shared_curl:
         failures.append("a shared libcurl/libnghttp2 is loaded: " + ", ".join(shared_curl))
-    else:
+    elif HAVE_PROC_MAPS:
         print("maps: no shared libcurl or libnghttp2 loaded after import requestx")
-
-    print("libraries the extension maps when loaded alone:")
-    for path in own_libraries:
-        print(f"  {path}")
-    if not own_libraries:
-        print("  (none beyond what the interpreter has mapped already)")
+        print("libraries the extension maps when loaded alone:")
+        for path in own_libraries:
+            print(f"  {path}")
+        if not own_libraries:
+            print("  (none beyond what the interpreter has mapped already)")
     replaced = [path for path in own_libraries if os.path.basename(path).startswith(BUNDLED)]
     if replaced:
         failures.append(
