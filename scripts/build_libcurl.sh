@@ -120,6 +120,12 @@ if [ "$target_os" = windows ]; then
     tls=schannel
     arch="$arch-windows"
     target_cflags="-DNGHTTP2_STATICLIB"
+    if [ -z "$host" ]; then
+        # The C runtime as a DLL, as Python and setup.py's clang-cl (/MD) use it: clang's
+        # GNU-style driver would otherwise pick the static one (/MT), which cannot be mixed.
+        target_cflags+=" -fms-runtime-lib=dll"
+        cross+=(-DCMAKE_MSVC_RUNTIME_LIBRARY=MultiThreadedDLL)
+    fi
 fi
 [ -n "$host" ] && cross+=(-DCMAKE_FIND_ROOT_PATH_MODE_PROGRAM=NEVER)
 
@@ -202,7 +208,11 @@ for tool in cmake tar patch; do
     command -v "$tool" >/dev/null 2>&1 || die "$tool not found; on Debian: apt-get install -y $tool"
 done
 generator=(-G "Unix Makefiles")
-command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+if command -v ninja >/dev/null 2>&1; then
+    generator=(-G Ninja)
+elif [ "$target_os:$host" = windows: ]; then
+    die "ninja not found (Git Bash has no make): python -m pip install ninja"
+fi
 jobs="$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)"
 
 # --- sources ----------------------------------------------------------------------------------

@@ -238,7 +238,8 @@ check_version() {  # check_version NAME: the tree must be the pinned version
 }
 
 pic_cflags="-O2 -fPIC ${CFLAGS:-}"
-[ "$windows" = 1 ] && pic_cflags="-O2 ${CFLAGS:-}"  # clang rejects -fPIC for MSVC's ABI
+# With MSVC's ABI clang rejects -fPIC, and the C runtime must be the DLL one Python uses (/MD).
+[ "$windows" = 1 ] && pic_cflags="-O2 -fms-runtime-lib=dll ${CFLAGS:-}"
 
 build_openssl() {
     local dir="$work/openssl"
