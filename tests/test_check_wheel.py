@@ -49,25 +49,25 @@ def test_the_glibc_versions_read_match_objdump() -> None:
     assert needed == expected
 
 
-def test_a_bound_below_what_the_extension_needs_fails() -> None:
-    needed = max(_check_wheel().glibc_versions_needed(EXTENSION))
-    too_old = f"{needed[0]}.{needed[1] - 1}"
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "scripts/check_wheel.py"), "--max-glibc", too_old],
+def _check_wheel_with_bound(bound: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "scripts/check_wheel.py"), "--max-glibc", bound],
         capture_output=True,
         text=True,
         timeout=60,
     )
-    assert result.returncode == 1
+
+
+def test_a_bound_below_what_the_extension_needs_fails() -> None:
+    needed = max(_check_wheel().glibc_versions_needed(EXTENSION))
     shown = ".".join(map(str, needed))
+
+    too_old = f"{needed[0]}.{needed[1] - 1}"
+    result = _check_wheel_with_bound(too_old)
+    assert result.returncode == 1
     assert f"newer than {too_old}: " in result.stderr and shown in result.stderr
 
     exact = f"{needed[0]}.{needed[1]}"
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "scripts/check_wheel.py"), "--max-glibc", exact],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = _check_wheel_with_bound(exact)
     assert f"glibc: needs GLIBC_{shown}; allowed: {exact}" in result.stdout
     assert "newer than" not in result.stderr
