@@ -44,8 +44,8 @@ def request(
     timeout: TimeoutTypes = DEFAULT_TIMEOUT_CONFIG,
     follow_redirects: bool = False,
     verify: typing.Any = True,
-    cert: typing.Any = None,
     trust_env: bool = True,
+    cert: typing.Any = None,
 ) -> Response:
     """Send one request.
 
@@ -93,8 +93,8 @@ def stream(
     timeout: TimeoutTypes = DEFAULT_TIMEOUT_CONFIG,
     follow_redirects: bool = False,
     verify: typing.Any = True,
-    cert: typing.Any = None,
     trust_env: bool = True,
+    cert: typing.Any = None,
 ) -> typing.Iterator[Response]:
     """Send one request and stream its response (see `Client.stream`).
 
@@ -132,31 +132,243 @@ def _client_on_shared_engine(**options: typing.Any) -> Client:
     return Client(**options, _engine=_get_shared_engine())
 
 
-def get(url: URL | str, **kwargs: typing.Any) -> Response:
+# The method functions take httpx 0.28's parameters, in its order (which differs between
+# them: delete's timeout comes before verify), and `cert` after them (requestx keeps it for
+# mutual TLS; docs/differences.md). Bodies only where httpx takes one: a `json=` on `get` is a
+# TypeError, not a GET with a body.
+
+
+def get(
+    url: URL | str,
+    *,
+    params: QueryParamTypes | None = None,
+    headers: HeaderTypes | None = None,
+    cookies: CookieTypes | None = None,
+    auth: typing.Any = None,
+    proxy: typing.Any = None,
+    follow_redirects: bool = False,
+    verify: typing.Any = True,
+    timeout: TimeoutTypes = DEFAULT_TIMEOUT_CONFIG,
+    trust_env: bool = True,
+    cert: typing.Any = None,
+) -> Response:
     """`requestx.get("https://www.example.org/", params={"q": "x"})`"""
-    return request("GET", url, **kwargs)
+    return request(
+        "GET",
+        url,
+        params=params,
+        headers=headers,
+        cookies=cookies,
+        auth=auth,
+        proxy=proxy,
+        follow_redirects=follow_redirects,
+        verify=verify,
+        timeout=timeout,
+        trust_env=trust_env,
+        cert=cert,
+    )
 
 
-def options(url: URL | str, **kwargs: typing.Any) -> Response:
-    return request("OPTIONS", url, **kwargs)
+def options(
+    url: URL | str,
+    *,
+    params: QueryParamTypes | None = None,
+    headers: HeaderTypes | None = None,
+    cookies: CookieTypes | None = None,
+    auth: typing.Any = None,
+    proxy: typing.Any = None,
+    follow_redirects: bool = False,
+    verify: typing.Any = True,
+    timeout: TimeoutTypes = DEFAULT_TIMEOUT_CONFIG,
+    trust_env: bool = True,
+    cert: typing.Any = None,
+) -> Response:
+    return request(
+        "OPTIONS",
+        url,
+        params=params,
+        headers=headers,
+        cookies=cookies,
+        auth=auth,
+        proxy=proxy,
+        follow_redirects=follow_redirects,
+        verify=verify,
+        timeout=timeout,
+        trust_env=trust_env,
+        cert=cert,
+    )
 
 
-def head(url: URL | str, **kwargs: typing.Any) -> Response:
-    return request("HEAD", url, **kwargs)
+def head(
+    url: URL | str,
+    *,
+    params: QueryParamTypes | None = None,
+    headers: HeaderTypes | None = None,
+    cookies: CookieTypes | None = None,
+    auth: typing.Any = None,
+    proxy: typing.Any = None,
+    follow_redirects: bool = False,
+    verify: typing.Any = True,
+    timeout: TimeoutTypes = DEFAULT_TIMEOUT_CONFIG,
+    trust_env: bool = True,
+    cert: typing.Any = None,
+) -> Response:
+    return request(
+        "HEAD",
+        url,
+        params=params,
+        headers=headers,
+        cookies=cookies,
+        auth=auth,
+        proxy=proxy,
+        follow_redirects=follow_redirects,
+        verify=verify,
+        timeout=timeout,
+        trust_env=trust_env,
+        cert=cert,
+    )
 
 
-def post(url: URL | str, **kwargs: typing.Any) -> Response:
+def post(
+    url: URL | str,
+    *,
+    content: RequestContent | None = None,
+    data: RequestData | None = None,
+    files: RequestFiles | None = None,
+    json: typing.Any | None = None,
+    params: QueryParamTypes | None = None,
+    headers: HeaderTypes | None = None,
+    cookies: CookieTypes | None = None,
+    auth: typing.Any = None,
+    proxy: typing.Any = None,
+    follow_redirects: bool = False,
+    verify: typing.Any = True,
+    timeout: TimeoutTypes = DEFAULT_TIMEOUT_CONFIG,
+    trust_env: bool = True,
+    cert: typing.Any = None,
+) -> Response:
     """`requestx.post("https://www.example.org/items", json={"name": "x"})`"""
-    return request("POST", url, **kwargs)
+    return request(
+        "POST",
+        url,
+        content=content,
+        data=data,
+        files=files,
+        json=json,
+        params=params,
+        headers=headers,
+        cookies=cookies,
+        auth=auth,
+        proxy=proxy,
+        follow_redirects=follow_redirects,
+        verify=verify,
+        timeout=timeout,
+        trust_env=trust_env,
+        cert=cert,
+    )
 
 
-def put(url: URL | str, **kwargs: typing.Any) -> Response:
-    return request("PUT", url, **kwargs)
+def put(
+    url: URL | str,
+    *,
+    content: RequestContent | None = None,
+    data: RequestData | None = None,
+    files: RequestFiles | None = None,
+    json: typing.Any | None = None,
+    params: QueryParamTypes | None = None,
+    headers: HeaderTypes | None = None,
+    cookies: CookieTypes | None = None,
+    auth: typing.Any = None,
+    proxy: typing.Any = None,
+    follow_redirects: bool = False,
+    verify: typing.Any = True,
+    timeout: TimeoutTypes = DEFAULT_TIMEOUT_CONFIG,
+    trust_env: bool = True,
+    cert: typing.Any = None,
+) -> Response:
+    return request(
+        "PUT",
+        url,
+        content=content,
+        data=data,
+        files=files,
+        json=json,
+        params=params,
+        headers=headers,
+        cookies=cookies,
+        auth=auth,
+        proxy=proxy,
+        follow_redirects=follow_redirects,
+        verify=verify,
+        timeout=timeout,
+        trust_env=trust_env,
+        cert=cert,
+    )
 
 
-def patch(url: URL | str, **kwargs: typing.Any) -> Response:
-    return request("PATCH", url, **kwargs)
+def patch(
+    url: URL | str,
+    *,
+    content: RequestContent | None = None,
+    data: RequestData | None = None,
+    files: RequestFiles | None = None,
+    json: typing.Any | None = None,
+    params: QueryParamTypes | None = None,
+    headers: HeaderTypes | None = None,
+    cookies: CookieTypes | None = None,
+    auth: typing.Any = None,
+    proxy: typing.Any = None,
+    follow_redirects: bool = False,
+    verify: typing.Any = True,
+    timeout: TimeoutTypes = DEFAULT_TIMEOUT_CONFIG,
+    trust_env: bool = True,
+    cert: typing.Any = None,
+) -> Response:
+    return request(
+        "PATCH",
+        url,
+        content=content,
+        data=data,
+        files=files,
+        json=json,
+        params=params,
+        headers=headers,
+        cookies=cookies,
+        auth=auth,
+        proxy=proxy,
+        follow_redirects=follow_redirects,
+        verify=verify,
+        timeout=timeout,
+        trust_env=trust_env,
+        cert=cert,
+    )
 
 
-def delete(url: URL | str, **kwargs: typing.Any) -> Response:
-    return request("DELETE", url, **kwargs)
+def delete(
+    url: URL | str,
+    *,
+    params: QueryParamTypes | None = None,
+    headers: HeaderTypes | None = None,
+    cookies: CookieTypes | None = None,
+    auth: typing.Any = None,
+    proxy: typing.Any = None,
+    follow_redirects: bool = False,
+    timeout: TimeoutTypes = DEFAULT_TIMEOUT_CONFIG,
+    verify: typing.Any = True,
+    trust_env: bool = True,
+    cert: typing.Any = None,
+) -> Response:
+    return request(
+        "DELETE",
+        url,
+        params=params,
+        headers=headers,
+        cookies=cookies,
+        auth=auth,
+        proxy=proxy,
+        follow_redirects=follow_redirects,
+        timeout=timeout,
+        verify=verify,
+        trust_env=trust_env,
+        cert=cert,
+    )

@@ -37,8 +37,10 @@ from ._config import (
     DEFAULT_MAX_HEADER_BYTES,
     DEFAULT_MAX_REDIRECTS,
     DEFAULT_TIMEOUT_CONFIG,
+    USE_CLIENT_DEFAULT,
     Limits,
     Timeout,
+    UseClientDefault,
 )
 from ._decoders import accept_encoding_header
 from ._models import _PLAIN_METHODS, _REDIRECT_CODES, Cookies, Headers, Request, Response
@@ -68,15 +70,6 @@ __all__ = ["AsyncClient", "Client", "USE_CLIENT_DEFAULT", "UseClientDefault"]
 
 __version__ = "0.1.0"
 
-
-class UseClientDefault:
-    """Marks an argument as "whatever the client was configured with" (httpx's sentinel)."""
-
-    def __repr__(self) -> str:
-        return "USE_CLIENT_DEFAULT"
-
-
-USE_CLIENT_DEFAULT = UseClientDefault()
 
 # What httpx sends by default, with our name. Accept-Encoding lists what Python can decode as
 # well as libcurl (streamed bodies are decoded in Python): br and zstd only when their modules
@@ -132,9 +125,11 @@ class _BaseClient:
         cookies: CookieTypes | None = None,
         verify: typing.Any = True,
         cert: typing.Any = None,
+        trust_env: bool = True,
         http1: bool = True,
         http2: bool = False,
         proxy: typing.Any = None,
+        mounts: typing.Any = None,
         timeout: TimeoutTypes = DEFAULT_TIMEOUT_CONFIG,
         follow_redirects: bool = False,
         limits: Limits = DEFAULT_LIMITS,
@@ -142,8 +137,6 @@ class _BaseClient:
         event_hooks: typing.Any = None,
         base_url: URL | str = "",
         transport: typing.Any = None,
-        mounts: typing.Any = None,
-        trust_env: bool = True,
         default_encoding: str | typing.Callable[[bytes], str] = "utf-8",
         max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES,
         max_body_bytes: int | None = None,
@@ -640,9 +633,17 @@ class Client(_BaseClient):
         method: str,
         url: URL | str,
         *,
+        content: RequestContent | None = None,
+        data: RequestData | None = None,
+        files: RequestFiles | None = None,
+        json: typing.Any | None = None,
+        params: QueryParamTypes | None = None,
+        headers: HeaderTypes | None = None,
+        cookies: CookieTypes | None = None,
         auth: typing.Any = USE_CLIENT_DEFAULT,
         follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT,
-        **kwargs: typing.Any,
+        timeout: TimeoutTypes | UseClientDefault = USE_CLIENT_DEFAULT,
+        extensions: RequestExtensions | None = None,
     ) -> _StreamContext:
         """Send a request and give the response before its body is read; the body is then
         read with `iter_bytes()` and friends, or `read()`. Closed when the block ends.
@@ -651,6 +652,9 @@ class Client(_BaseClient):
         ...     for chunk in response.iter_bytes():
         ...         sink.write(chunk)
         """
+        kwargs = _build_arguments(
+            content, data, files, json, params, headers, cookies, timeout, extensions
+        )
         return _StreamContext(self, (method, url, auth, follow_redirects, kwargs))
 
     def _open_stream(
@@ -686,20 +690,13 @@ class Client(_BaseClient):
         timeout: TimeoutTypes | UseClientDefault = USE_CLIENT_DEFAULT,
         extensions: RequestExtensions | None = None,
     ) -> Response:
-        """Build and send a request.
+        """Build and send a request. A call that gives nothing but a URL and perhaps a body
+        goes the plain path; the rest is `build_request` and `send`.
 
         >>> client.request("PATCH", "/items/1", json={"name": "new"}).status_code
         200
         """
-        if (
-            files is None
-            and params is None
-            and headers is None
-            and cookies is None
-            and auth is USE_CLIENT_DEFAULT
-            and timeout is USE_CLIENT_DEFAULT
-            and extensions is None
-        ):
+        if _hotpath.only_url_and_body(files, params, headers, cookies, auth, timeout, extensions):
             if method in _PLAIN_METHODS and content is None and data is None and json is None:
                 response = _hotpath.send_bodiless(self, method, url, follow_redirects)
                 if response is not None:
@@ -725,33 +722,178 @@ class Client(_BaseClient):
         )
         return self.send(request, auth=auth, follow_redirects=follow_redirects)
 
-    def get(self, url: URL | str, **kwargs: typing.Any) -> Response:
-        """`GET` a URL: `client.get("/items", params={"page": 2})`."""
-        if not kwargs:  # the commonest call: the whole plain path in compiled code
-            response: Response | None
-            response = _hotpath.send_bodiless(self, "GET", url, USE_CLIENT_DEFAULT)
-            if response is not None:
-                return response
-        return self.request("GET", url, **kwargs)
+    # `GET`, the commonest call, compiled (`_hotpath.client_get`): httpx's parameters, the
+    # plain path first, `request` for everything else.
+    get = _hotpath.client_get
 
-    def options(self, url: URL | str, **kwargs: typing.Any) -> Response:
-        return self.request("OPTIONS", url, **kwargs)
+    def options(
+        self,
+        url: URL | str,
+        *,
+        params: QueryParamTypes | None = None,
+        headers: HeaderTypes | None = None,
+        cookies: CookieTypes | None = None,
+        auth: typing.Any = USE_CLIENT_DEFAULT,
+        follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT,
+        timeout: TimeoutTypes | UseClientDefault = USE_CLIENT_DEFAULT,
+        extensions: RequestExtensions | None = None,
+    ) -> Response:
+        return self.request(
+            "OPTIONS",
+            url,
+            params=params,
+            headers=headers,
+            cookies=cookies,
+            auth=auth,
+            follow_redirects=follow_redirects,
+            timeout=timeout,
+            extensions=extensions,
+        )
 
-    def head(self, url: URL | str, **kwargs: typing.Any) -> Response:
-        return self.request("HEAD", url, **kwargs)
+    def head(
+        self,
+        url: URL | str,
+        *,
+        params: QueryParamTypes | None = None,
+        headers: HeaderTypes | None = None,
+        cookies: CookieTypes | None = None,
+        auth: typing.Any = USE_CLIENT_DEFAULT,
+        follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT,
+        timeout: TimeoutTypes | UseClientDefault = USE_CLIENT_DEFAULT,
+        extensions: RequestExtensions | None = None,
+    ) -> Response:
+        return self.request(
+            "HEAD",
+            url,
+            params=params,
+            headers=headers,
+            cookies=cookies,
+            auth=auth,
+            follow_redirects=follow_redirects,
+            timeout=timeout,
+            extensions=extensions,
+        )
 
-    def post(self, url: URL | str, **kwargs: typing.Any) -> Response:
+    def post(
+        self,
+        url: URL | str,
+        *,
+        content: RequestContent | None = None,
+        data: RequestData | None = None,
+        files: RequestFiles | None = None,
+        json: typing.Any | None = None,
+        params: QueryParamTypes | None = None,
+        headers: HeaderTypes | None = None,
+        cookies: CookieTypes | None = None,
+        auth: typing.Any = USE_CLIENT_DEFAULT,
+        follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT,
+        timeout: TimeoutTypes | UseClientDefault = USE_CLIENT_DEFAULT,
+        extensions: RequestExtensions | None = None,
+    ) -> Response:
         """`POST` a body: `client.post("/items", json={"name": "x"})`."""
-        return self.request("POST", url, **kwargs)
+        return self.request(
+            "POST",
+            url,
+            content=content,
+            data=data,
+            files=files,
+            json=json,
+            params=params,
+            headers=headers,
+            cookies=cookies,
+            auth=auth,
+            follow_redirects=follow_redirects,
+            timeout=timeout,
+            extensions=extensions,
+        )
 
-    def put(self, url: URL | str, **kwargs: typing.Any) -> Response:
-        return self.request("PUT", url, **kwargs)
+    def put(
+        self,
+        url: URL | str,
+        *,
+        content: RequestContent | None = None,
+        data: RequestData | None = None,
+        files: RequestFiles | None = None,
+        json: typing.Any | None = None,
+        params: QueryParamTypes | None = None,
+        headers: HeaderTypes | None = None,
+        cookies: CookieTypes | None = None,
+        auth: typing.Any = USE_CLIENT_DEFAULT,
+        follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT,
+        timeout: TimeoutTypes | UseClientDefault = USE_CLIENT_DEFAULT,
+        extensions: RequestExtensions | None = None,
+    ) -> Response:
+        return self.request(
+            "PUT",
+            url,
+            content=content,
+            data=data,
+            files=files,
+            json=json,
+            params=params,
+            headers=headers,
+            cookies=cookies,
+            auth=auth,
+            follow_redirects=follow_redirects,
+            timeout=timeout,
+            extensions=extensions,
+        )
 
-    def patch(self, url: URL | str, **kwargs: typing.Any) -> Response:
-        return self.request("PATCH", url, **kwargs)
+    def patch(
+        self,
+        url: URL | str,
+        *,
+        content: RequestContent | None = None,
+        data: RequestData | None = None,
+        files: RequestFiles | None = None,
+        json: typing.Any | None = None,
+        params: QueryParamTypes | None = None,
+        headers: HeaderTypes | None = None,
+        cookies: CookieTypes | None = None,
+        auth: typing.Any = USE_CLIENT_DEFAULT,
+        follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT,
+        timeout: TimeoutTypes | UseClientDefault = USE_CLIENT_DEFAULT,
+        extensions: RequestExtensions | None = None,
+    ) -> Response:
+        return self.request(
+            "PATCH",
+            url,
+            content=content,
+            data=data,
+            files=files,
+            json=json,
+            params=params,
+            headers=headers,
+            cookies=cookies,
+            auth=auth,
+            follow_redirects=follow_redirects,
+            timeout=timeout,
+            extensions=extensions,
+        )
 
-    def delete(self, url: URL | str, **kwargs: typing.Any) -> Response:
-        return self.request("DELETE", url, **kwargs)
+    def delete(
+        self,
+        url: URL | str,
+        *,
+        params: QueryParamTypes | None = None,
+        headers: HeaderTypes | None = None,
+        cookies: CookieTypes | None = None,
+        auth: typing.Any = USE_CLIENT_DEFAULT,
+        follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT,
+        timeout: TimeoutTypes | UseClientDefault = USE_CLIENT_DEFAULT,
+        extensions: RequestExtensions | None = None,
+    ) -> Response:
+        return self.request(
+            "DELETE",
+            url,
+            params=params,
+            headers=headers,
+            cookies=cookies,
+            auth=auth,
+            follow_redirects=follow_redirects,
+            timeout=timeout,
+            extensions=extensions,
+        )
 
     # -- life cycle --
 
@@ -788,6 +930,59 @@ class AsyncClient(_BaseClient):
     """
 
     _engine_transport_class = AsyncHTTPTransport
+
+    def __init__(
+        self,
+        *,
+        auth: typing.Any = None,
+        params: QueryParamTypes | None = None,
+        headers: HeaderTypes | None = None,
+        cookies: CookieTypes | None = None,
+        verify: typing.Any = True,
+        cert: typing.Any = None,
+        http1: bool = True,
+        http2: bool = False,
+        proxy: typing.Any = None,
+        mounts: typing.Any = None,
+        timeout: TimeoutTypes = DEFAULT_TIMEOUT_CONFIG,
+        follow_redirects: bool = False,
+        limits: Limits = DEFAULT_LIMITS,
+        max_redirects: int = DEFAULT_MAX_REDIRECTS,
+        event_hooks: typing.Any = None,
+        base_url: URL | str = "",
+        transport: typing.Any = None,
+        trust_env: bool = True,
+        default_encoding: str | typing.Callable[[bytes], str] = "utf-8",
+        max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES,
+        max_body_bytes: int | None = None,
+        _engine: _core.Engine | None = None,
+    ) -> None:
+        # The same options as Client's, listed in the order httpx's AsyncClient lists them
+        # (it puts trust_env later than Client does), so that help() and IDEs match httpx.
+        super().__init__(
+            auth=auth,
+            params=params,
+            headers=headers,
+            cookies=cookies,
+            verify=verify,
+            cert=cert,
+            trust_env=trust_env,
+            http1=http1,
+            http2=http2,
+            proxy=proxy,
+            mounts=mounts,
+            timeout=timeout,
+            follow_redirects=follow_redirects,
+            limits=limits,
+            max_redirects=max_redirects,
+            event_hooks=event_hooks,
+            base_url=base_url,
+            transport=transport,
+            default_encoding=default_encoding,
+            max_header_bytes=max_header_bytes,
+            max_body_bytes=max_body_bytes,
+            _engine=_engine,
+        )
 
     async def _send_single(self, request: Request, stream: bool) -> Response:
         """One request, one response, from the transport its URL is routed to. Our own
@@ -904,9 +1099,17 @@ class AsyncClient(_BaseClient):
         method: str,
         url: URL | str,
         *,
+        content: RequestContent | None = None,
+        data: RequestData | None = None,
+        files: RequestFiles | None = None,
+        json: typing.Any | None = None,
+        params: QueryParamTypes | None = None,
+        headers: HeaderTypes | None = None,
+        cookies: CookieTypes | None = None,
         auth: typing.Any = USE_CLIENT_DEFAULT,
         follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT,
-        **kwargs: typing.Any,
+        timeout: TimeoutTypes | UseClientDefault = USE_CLIENT_DEFAULT,
+        extensions: RequestExtensions | None = None,
     ) -> _AsyncStreamContext:
         """Send a request and give the response before its body is read; the body is then
         read with `aiter_bytes()` and friends, or `aread()`. Closed when the block ends.
@@ -915,6 +1118,9 @@ class AsyncClient(_BaseClient):
         ...     async for chunk in response.aiter_bytes():
         ...         sink.write(chunk)
         """
+        kwargs = _build_arguments(
+            content, data, files, json, params, headers, cookies, timeout, extensions
+        )
         return _AsyncStreamContext(self, (method, url, auth, follow_redirects, kwargs))
 
     async def _open_stream(
@@ -937,54 +1143,260 @@ class AsyncClient(_BaseClient):
         method: str,
         url: URL | str,
         *,
+        content: RequestContent | None = None,
+        data: RequestData | None = None,
+        files: RequestFiles | None = None,
+        json: typing.Any | None = None,
+        params: QueryParamTypes | None = None,
+        headers: HeaderTypes | None = None,
+        cookies: CookieTypes | None = None,
         auth: typing.Any = USE_CLIENT_DEFAULT,
         follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT,
-        **kwargs: typing.Any,
+        timeout: TimeoutTypes | UseClientDefault = USE_CLIENT_DEFAULT,
+        extensions: RequestExtensions | None = None,
     ) -> Response:
-        """Build and send a request; keyword arguments as for `build_request`.
+        """Build and send a request, as `Client.request` does.
 
         >>> (await client.request("PATCH", "/items/1", json={"name": "new"})).status_code
         200
         """
-        plain = self._plain_for_arguments(method, url, auth, kwargs)
-        if plain is not None:
-            return await self._send_plain(plain, follow_redirects)
-        if kwargs.get("cookies") is not None:
+        if _hotpath.only_url_and_body(files, params, headers, cookies, auth, timeout, extensions):
+            if method in _PLAIN_METHODS and content is None and data is None and json is None:
+                plain = None if self._closed else _hotpath.plain_request(self, method, url)
+                if plain is not None:
+                    # _send_plain's steps, awaited here: its coroutine costs 1,000 (uvloop)
+                    # to 1,400 (asyncio) instructions per request (benchmarks/instructions.py).
+                    response: Response = await self._direct._send_plain(plain, self._timeout_ms)
+                    if _hotpath.needs_client(self, response):
+                        return await self._finish_plain(plain, response, follow_redirects, False)
+                    return response
+            else:
+                plain = self._plain_for(method, url, content, data, json)
+                if plain is not None:
+                    return await self._send_plain(plain, follow_redirects)
+        if cookies is not None:
             _warn_per_request_cookies()
-        request = self.build_request(method, url, **kwargs)
+        request = self.build_request(
+            method,
+            url,
+            content=content,
+            data=data,
+            files=files,
+            json=json,
+            params=params,
+            headers=headers,
+            cookies=cookies,
+            timeout=timeout,
+            extensions=extensions,
+        )
         return await self.send(request, auth=auth, follow_redirects=follow_redirects)
 
-    async def get(self, url: URL | str, **kwargs: typing.Any) -> Response:
+    async def get(
+        self,
+        url: URL | str,
+        *,
+        params: QueryParamTypes | None = None,
+        headers: HeaderTypes | None = None,
+        cookies: CookieTypes | None = None,
+        auth: typing.Any = USE_CLIENT_DEFAULT,
+        follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT,
+        timeout: TimeoutTypes | UseClientDefault = USE_CLIENT_DEFAULT,
+        extensions: RequestExtensions | None = None,
+    ) -> Response:
         """`GET` a URL: `await client.get("/items", params={"page": 2})`."""
-        if not kwargs and not self._closed:  # the commonest call: the plain path, awaited here
+        if (
+            _hotpath.only_url_and_body(None, params, headers, cookies, auth, timeout, extensions)
+            and not self._closed
+        ):
+            # The commonest call: the plain path's steps awaited here, as in `_request`;
+            # going through `_request` would cost a coroutine more (1,000 to 1,400
+            # instructions per request, benchmarks/instructions.py).
             plain = _hotpath.plain_request(self, "GET", url)
             if plain is not None:
-                # _send_plain's steps, awaited here: its coroutine cost 1,000 (uvloop) to 1,400
-                # (asyncio) instructions per request (benchmarks/instructions.py).
                 response: Response = await self._direct._send_plain(plain, self._timeout_ms)
                 if _hotpath.needs_client(self, response):
-                    return await self._finish_plain(plain, response, USE_CLIENT_DEFAULT, False)
+                    return await self._finish_plain(plain, response, follow_redirects, False)
                 return response
-        return await self.request("GET", url, **kwargs)
+        return await self.request(
+            "GET",
+            url,
+            params=params,
+            headers=headers,
+            cookies=cookies,
+            auth=auth,
+            follow_redirects=follow_redirects,
+            timeout=timeout,
+            extensions=extensions,
+        )
 
-    async def options(self, url: URL | str, **kwargs: typing.Any) -> Response:
-        return await self.request("OPTIONS", url, **kwargs)
+    async def options(
+        self,
+        url: URL | str,
+        *,
+        params: QueryParamTypes | None = None,
+        headers: HeaderTypes | None = None,
+        cookies: CookieTypes | None = None,
+        auth: typing.Any = USE_CLIENT_DEFAULT,
+        follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT,
+        timeout: TimeoutTypes | UseClientDefault = USE_CLIENT_DEFAULT,
+        extensions: RequestExtensions | None = None,
+    ) -> Response:
+        return await self.request(
+            "OPTIONS",
+            url,
+            params=params,
+            headers=headers,
+            cookies=cookies,
+            auth=auth,
+            follow_redirects=follow_redirects,
+            timeout=timeout,
+            extensions=extensions,
+        )
 
-    async def head(self, url: URL | str, **kwargs: typing.Any) -> Response:
-        return await self.request("HEAD", url, **kwargs)
+    async def head(
+        self,
+        url: URL | str,
+        *,
+        params: QueryParamTypes | None = None,
+        headers: HeaderTypes | None = None,
+        cookies: CookieTypes | None = None,
+        auth: typing.Any = USE_CLIENT_DEFAULT,
+        follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT,
+        timeout: TimeoutTypes | UseClientDefault = USE_CLIENT_DEFAULT,
+        extensions: RequestExtensions | None = None,
+    ) -> Response:
+        return await self.request(
+            "HEAD",
+            url,
+            params=params,
+            headers=headers,
+            cookies=cookies,
+            auth=auth,
+            follow_redirects=follow_redirects,
+            timeout=timeout,
+            extensions=extensions,
+        )
 
-    async def post(self, url: URL | str, **kwargs: typing.Any) -> Response:
+    async def post(
+        self,
+        url: URL | str,
+        *,
+        content: RequestContent | None = None,
+        data: RequestData | None = None,
+        files: RequestFiles | None = None,
+        json: typing.Any | None = None,
+        params: QueryParamTypes | None = None,
+        headers: HeaderTypes | None = None,
+        cookies: CookieTypes | None = None,
+        auth: typing.Any = USE_CLIENT_DEFAULT,
+        follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT,
+        timeout: TimeoutTypes | UseClientDefault = USE_CLIENT_DEFAULT,
+        extensions: RequestExtensions | None = None,
+    ) -> Response:
         """`POST` a body: `await client.post("/items", json={"name": "x"})`."""
-        return await self.request("POST", url, **kwargs)
+        return await self.request(
+            "POST",
+            url,
+            content=content,
+            data=data,
+            files=files,
+            json=json,
+            params=params,
+            headers=headers,
+            cookies=cookies,
+            auth=auth,
+            follow_redirects=follow_redirects,
+            timeout=timeout,
+            extensions=extensions,
+        )
 
-    async def put(self, url: URL | str, **kwargs: typing.Any) -> Response:
-        return await self.request("PUT", url, **kwargs)
+    async def put(
+        self,
+        url: URL | str,
+        *,
+        content: RequestContent | None = None,
+        data: RequestData | None = None,
+        files: RequestFiles | None = None,
+        json: typing.Any | None = None,
+        params: QueryParamTypes | None = None,
+        headers: HeaderTypes | None = None,
+        cookies: CookieTypes | None = None,
+        auth: typing.Any = USE_CLIENT_DEFAULT,
+        follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT,
+        timeout: TimeoutTypes | UseClientDefault = USE_CLIENT_DEFAULT,
+        extensions: RequestExtensions | None = None,
+    ) -> Response:
+        return await self.request(
+            "PUT",
+            url,
+            content=content,
+            data=data,
+            files=files,
+            json=json,
+            params=params,
+            headers=headers,
+            cookies=cookies,
+            auth=auth,
+            follow_redirects=follow_redirects,
+            timeout=timeout,
+            extensions=extensions,
+        )
 
-    async def patch(self, url: URL | str, **kwargs: typing.Any) -> Response:
-        return await self.request("PATCH", url, **kwargs)
+    async def patch(
+        self,
+        url: URL | str,
+        *,
+        content: RequestContent | None = None,
+        data: RequestData | None = None,
+        files: RequestFiles | None = None,
+        json: typing.Any | None = None,
+        params: QueryParamTypes | None = None,
+        headers: HeaderTypes | None = None,
+        cookies: CookieTypes | None = None,
+        auth: typing.Any = USE_CLIENT_DEFAULT,
+        follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT,
+        timeout: TimeoutTypes | UseClientDefault = USE_CLIENT_DEFAULT,
+        extensions: RequestExtensions | None = None,
+    ) -> Response:
+        return await self.request(
+            "PATCH",
+            url,
+            content=content,
+            data=data,
+            files=files,
+            json=json,
+            params=params,
+            headers=headers,
+            cookies=cookies,
+            auth=auth,
+            follow_redirects=follow_redirects,
+            timeout=timeout,
+            extensions=extensions,
+        )
 
-    async def delete(self, url: URL | str, **kwargs: typing.Any) -> Response:
-        return await self.request("DELETE", url, **kwargs)
+    async def delete(
+        self,
+        url: URL | str,
+        *,
+        params: QueryParamTypes | None = None,
+        headers: HeaderTypes | None = None,
+        cookies: CookieTypes | None = None,
+        auth: typing.Any = USE_CLIENT_DEFAULT,
+        follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT,
+        timeout: TimeoutTypes | UseClientDefault = USE_CLIENT_DEFAULT,
+        extensions: RequestExtensions | None = None,
+    ) -> Response:
+        return await self.request(
+            "DELETE",
+            url,
+            params=params,
+            headers=headers,
+            cookies=cookies,
+            auth=auth,
+            follow_redirects=follow_redirects,
+            timeout=timeout,
+            extensions=extensions,
+        )
 
     # -- life cycle --
 
@@ -1066,6 +1478,50 @@ _CLOSED_FOR_SENDING = "Cannot send a request, as the client has been closed."  #
 
 # The request arguments the plain path takes beside the URL (AsyncClient.request's **kwargs).
 _BODY_ARGUMENTS = frozenset({"content", "data", "json"})
+
+
+def _present_as_methods(cls: type, names: tuple[str, ...]) -> None:
+    """Compiled methods (`_hotpath.client_get`, ...) named as the methods they are, so that
+    help(), reprs and tracebacks say `Client.get`."""
+    for name in names:
+        function = cls.__dict__[name]
+        function.__name__ = name
+        function.__qualname__ = f"{cls.__name__}.{name}"
+        function.__module__ = "requestx"
+
+
+_present_as_methods(Client, ("get",))
+
+
+def _build_arguments(
+    content: RequestContent | None,
+    data: RequestData | None,
+    files: RequestFiles | None,
+    json: typing.Any | None,
+    params: QueryParamTypes | None,
+    headers: HeaderTypes | None,
+    cookies: CookieTypes | None,
+    timeout: TimeoutTypes | UseClientDefault,
+    extensions: RequestExtensions | None,
+) -> dict[str, typing.Any]:
+    """The `build_request` arguments a `stream()` call gave: those left at their defaults,
+    which `build_request` treats as not given, are left out, so that `_plain_for_arguments`
+    sees whether anything but a body was given."""
+    given = {
+        "content": content,
+        "data": data,
+        "files": files,
+        "json": json,
+        "params": params,
+        "headers": headers,
+        "cookies": cookies,
+        "extensions": extensions,
+    }
+    arguments = {name: value for name, value in given.items() if value is not None}
+    if timeout is not USE_CLIENT_DEFAULT:
+        arguments["timeout"] = timeout
+    return arguments
+
 
 # The steps of sending that a subclass may override (httpx's clients are subclassed): a client
 # whose class overrides any of them never takes the plain path, which would skip them

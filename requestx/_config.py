@@ -23,6 +23,16 @@ __all__ = [
 ]
 
 
+class UseClientDefault:
+    """Marks an argument as "whatever the client was configured with" (httpx's sentinel)."""
+
+    def __repr__(self) -> str:
+        return "USE_CLIENT_DEFAULT"
+
+
+USE_CLIENT_DEFAULT = UseClientDefault()
+
+
 class UnsetType:
     """Marks an argument the caller did not pass (None means "no timeout")."""
 
