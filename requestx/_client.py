@@ -380,15 +380,6 @@ class _BaseClient:
             extensions={"timeout": self._timeout_dict},
         )
 
-    def _plain_for_arguments(
-        self, method: str, url: typing.Any, auth: typing.Any, kwargs: dict[str, typing.Any]
-    ) -> Request | None:
-        """`_plain_for` for `request(method, url, auth=auth, **kwargs)` and `stream(...)`: None
-        unless nothing but a body is given beside the URL."""
-        if auth is USE_CLIENT_DEFAULT and kwargs.keys() <= _BODY_ARGUMENTS:
-            return self._plain_for(method, url, **kwargs)
-        return None
-
     # -- sending --
 
     def _timeouts_for(self, request: Request) -> tuple[int, ...]:
@@ -652,25 +643,61 @@ class Client(_BaseClient):
         ...     for chunk in response.iter_bytes():
         ...         sink.write(chunk)
         """
-        kwargs = _build_arguments(
-            content, data, files, json, params, headers, cookies, timeout, extensions
+        return _StreamContext(
+            self,
+            (
+                method,
+                url,
+                content,
+                data,
+                files,
+                json,
+                params,
+                headers,
+                cookies,
+                auth,
+                follow_redirects,
+                timeout,
+                extensions,
+            ),
         )
-        return _StreamContext(self, (method, url, auth, follow_redirects, kwargs))
 
     def _open_stream(
         self,
         method: str,
         url: URL | str,
+        content: RequestContent | None,
+        data: RequestData | None,
+        files: RequestFiles | None,
+        json: typing.Any | None,
+        params: QueryParamTypes | None,
+        headers: HeaderTypes | None,
+        cookies: CookieTypes | None,
         auth: typing.Any,
         follow_redirects: bool | UseClientDefault,
-        kwargs: dict[str, typing.Any],
+        timeout: TimeoutTypes | UseClientDefault,
+        extensions: RequestExtensions | None,
     ) -> Response:
-        """`send(build_request(method, url, **kwargs), stream=True, ...)`: by the plain path
-        when nothing but a body is given (as `request` does), else by the general one."""
-        plain = self._plain_for_arguments(method, url, auth, kwargs)
-        if plain is not None:
-            return self._send_plain(plain, follow_redirects, stream=True)
-        request = self.build_request(method, url, **kwargs)
+        """`send(build_request(...), stream=True, ...)`: by the plain path when the call gave
+        nothing but a URL and perhaps a body (`_hotpath.only_url_and_body`, as `request`
+        decides), else by the general one."""
+        if _hotpath.only_url_and_body(files, params, headers, cookies, auth, timeout, extensions):
+            plain = self._plain_for(method, url, content, data, json)
+            if plain is not None:
+                return self._send_plain(plain, follow_redirects, stream=True)
+        request = self.build_request(
+            method,
+            url,
+            content=content,
+            data=data,
+            files=files,
+            json=json,
+            params=params,
+            headers=headers,
+            cookies=cookies,
+            timeout=timeout,
+            extensions=extensions,
+        )
         return self.send(request, stream=True, auth=auth, follow_redirects=follow_redirects)
 
     def request(
@@ -1118,24 +1145,59 @@ class AsyncClient(_BaseClient):
         ...     async for chunk in response.aiter_bytes():
         ...         sink.write(chunk)
         """
-        kwargs = _build_arguments(
-            content, data, files, json, params, headers, cookies, timeout, extensions
+        return _AsyncStreamContext(
+            self,
+            (
+                method,
+                url,
+                content,
+                data,
+                files,
+                json,
+                params,
+                headers,
+                cookies,
+                auth,
+                follow_redirects,
+                timeout,
+                extensions,
+            ),
         )
-        return _AsyncStreamContext(self, (method, url, auth, follow_redirects, kwargs))
 
     async def _open_stream(
         self,
         method: str,
         url: URL | str,
+        content: RequestContent | None,
+        data: RequestData | None,
+        files: RequestFiles | None,
+        json: typing.Any | None,
+        params: QueryParamTypes | None,
+        headers: HeaderTypes | None,
+        cookies: CookieTypes | None,
         auth: typing.Any,
         follow_redirects: bool | UseClientDefault,
-        kwargs: dict[str, typing.Any],
+        timeout: TimeoutTypes | UseClientDefault,
+        extensions: RequestExtensions | None,
     ) -> Response:
         """Client._open_stream, awaited."""
-        plain = self._plain_for_arguments(method, url, auth, kwargs)
-        if plain is not None:
-            return await self._send_plain(plain, follow_redirects, stream=True)
-        request = self.build_request(method, url, **kwargs)
+        if _hotpath.only_url_and_body(files, params, headers, cookies, auth, timeout, extensions):
+            plain = self._plain_for(method, url, content, data, json)
+            if plain is not None:
+                return await self._send_plain(plain, follow_redirects, stream=True)
+        request = self.build_request(
+            method,
+            url,
+            content=content,
+            data=data,
+            files=files,
+            json=json,
+            params=params,
+            headers=headers,
+            cookies=cookies,
+            timeout=timeout,
+            extensions=extensions,
+        )
         return await self.send(request, stream=True, auth=auth, follow_redirects=follow_redirects)
 
     async def request(
@@ -1420,8 +1482,9 @@ class AsyncClient(_BaseClient):
             await transport.__aexit__(*exc_info)
 
 
-# stream()'s arguments as _open_stream takes them: method, url, auth, follow_redirects, kwargs.
-_StreamArguments = tuple[str, typing.Any, typing.Any, typing.Any, dict[str, typing.Any]]
+# stream()'s arguments as _open_stream takes them, by position: method, url, then
+# `request`'s keyword arguments in its order.
+_StreamArguments = tuple[typing.Any, ...]
 
 
 class _StreamContextBase:
@@ -1477,7 +1540,6 @@ class _AsyncStreamContext(_StreamContextBase):
 _CLOSED_FOR_SENDING = "Cannot send a request, as the client has been closed."  # httpx's words
 
 # The request arguments the plain path takes beside the URL (AsyncClient.request's **kwargs).
-_BODY_ARGUMENTS = frozenset({"content", "data", "json"})
 
 
 def _present_as_methods(cls: type, names: tuple[str, ...]) -> None:
@@ -1491,36 +1553,6 @@ def _present_as_methods(cls: type, names: tuple[str, ...]) -> None:
 
 
 _present_as_methods(Client, ("get",))
-
-
-def _build_arguments(
-    content: RequestContent | None,
-    data: RequestData | None,
-    files: RequestFiles | None,
-    json: typing.Any | None,
-    params: QueryParamTypes | None,
-    headers: HeaderTypes | None,
-    cookies: CookieTypes | None,
-    timeout: TimeoutTypes | UseClientDefault,
-    extensions: RequestExtensions | None,
-) -> dict[str, typing.Any]:
-    """The `build_request` arguments a `stream()` call gave: those left at their defaults,
-    which `build_request` treats as not given, are left out, so that `_plain_for_arguments`
-    sees whether anything but a body was given."""
-    given = {
-        "content": content,
-        "data": data,
-        "files": files,
-        "json": json,
-        "params": params,
-        "headers": headers,
-        "cookies": cookies,
-        "extensions": extensions,
-    }
-    arguments = {name: value for name, value in given.items() if value is not None}
-    if timeout is not USE_CLIENT_DEFAULT:
-        arguments["timeout"] = timeout
-    return arguments
 
 
 # The steps of sending that a subclass may override (httpx's clients are subclassed): a client
