@@ -1223,19 +1223,9 @@ class AsyncClient(_BaseClient):
         200
         """
         if _hotpath.only_url_and_body(files, params, headers, cookies, auth, timeout, extensions):
-            if method in _PLAIN_METHODS and content is None and data is None and json is None:
-                plain = None if self._closed else _hotpath.plain_request(self, method, url)
-                if plain is not None:
-                    # _send_plain's steps, awaited here: its coroutine costs 1,000 (uvloop)
-                    # to 1,400 (asyncio) instructions per request (benchmarks/instructions.py).
-                    response: Response = await self._direct._send_plain(plain, self._timeout_ms)
-                    if _hotpath.needs_client(self, response):
-                        return await self._finish_plain(plain, response, follow_redirects, False)
-                    return response
-            else:
-                plain = self._plain_for(method, url, content, data, json)
-                if plain is not None:
-                    return await self._send_plain(plain, follow_redirects)
+            plain = self._plain_for(method, url, content, data, json)
+            if plain is not None:
+                return await self._send_plain(plain, follow_redirects)
         if cookies is not None:
             _warn_per_request_cookies()
         request = self.build_request(
@@ -1270,9 +1260,9 @@ class AsyncClient(_BaseClient):
             _hotpath.only_url_and_body(None, params, headers, cookies, auth, timeout, extensions)
             and not self._closed
         ):
-            # The commonest call: the plain path's steps awaited here, as in `_request`;
-            # going through `_request` would cost a coroutine more (1,000 to 1,400
-            # instructions per request, benchmarks/instructions.py).
+            # The commonest call: `_send_plain`'s steps awaited here; its coroutine would
+            # cost 1,000 (uvloop) to 1,400 (asyncio) instructions per request
+            # (benchmarks/instructions.py).
             plain = _hotpath.plain_request(self, "GET", url)
             if plain is not None:
                 response: Response = await self._direct._send_plain(plain, self._timeout_ms)

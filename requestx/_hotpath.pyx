@@ -37,8 +37,8 @@ cdef object USE_CLIENT_DEFAULT = _USE_CLIENT_DEFAULT
 
 cpdef bint only_url_and_body(files, params, headers, cookies, auth, timeout, extensions):
     """Whether a call gave nothing but a URL and perhaps a body (content, data or json): the
-    only calls the plain path may take. The one statement of that rule: `_request` and the
-    `get` methods of both clients ask it."""
+    only calls the plain path may take. The one statement of that rule: both clients'
+    `request`, `get` and `_open_stream` ask it."""
     return (
         files is None
         and params is None
