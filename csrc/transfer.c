@@ -169,6 +169,7 @@ void rx_transfer_begin_attempt(rx_transfer *t)
 {
     t->phase = RX_PHASE_WAITING; /* for a connection, or an HTTP/2 stream (origin.h) */
     t->error_text[0] = '\0';
+    t->os_errno = 0;
     t->content_length = -1;
     t->body_received = 0;
     t->body_sent = 0;
@@ -751,8 +752,14 @@ void rx_transfer_record_result(rx_transfer *t, CURLcode result)
     else
         t->error = (int)result;
 
-    long status = 0, version = 0;
+    long status = 0, version = 0, os_errno = 0;
     curl_off_t total = 0;
+    if (t->error != 0) {
+        /* Connection refused, reset, unreachable: the words a person can act on, which
+         * libcurl's own text leaves out ("Could not connect to server"). */
+        curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &os_errno);
+        t->os_errno = (int)os_errno;
+    }
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_getinfo(h, CURLINFO_HTTP_VERSION, &version);
     curl_easy_getinfo(h, CURLINFO_TOTAL_TIME_T, &total);
@@ -807,6 +814,7 @@ void rx_transfer_fail(rx_transfer *t, int error, const char *text)
 {
     /* Called when the transfer ends without curl's verdict (cancel, our timeouts, shutdown). */
     t->error = error;
+    t->os_errno = 0;
     if (text != NULL)
         snprintf(t->error_text, sizeof t->error_text, "%s", text);
 }

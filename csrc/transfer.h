@@ -176,6 +176,7 @@ struct rx_transfer {
     rx_buffer body_buf;
     int64_t total_time_us;
     int error;               /* 0, a CURLcode, or an RX_E_* */
+    int os_errno;            /* the system's errno behind a failed socket call, else 0 */
     char error_text[CURL_ERROR_SIZE];
     /* The blocking waiter's timing, for its spin heuristic (spin.c reads it): deliver stamps
      * completed_us; the waiter sets started_us (monotonic microseconds) and whether its spin

@@ -295,6 +295,13 @@ class _BaseClient:
         else:
             merge_url = URL(url)
         if merge_url.is_relative_url and self._base_url:
+            if not self._base_url.host and (
+                merge_url.scheme or not merge_url.raw_path.startswith(b"/")
+            ):
+                # No base URL to resolve against: "example.org/x" and "http:///x" stay as
+                # typed, so the error they lead to shows what the user wrote (httpx shows
+                # "/example.org/x" and "/x").
+                return merge_url
             # base_url always ends in "/": a relative path is appended to it, like httpx.
             path = merge_url.raw_path.lstrip(b"/")
             return self._base_url.copy_with(raw_path=self._base_url.raw_path + path)

@@ -89,6 +89,7 @@ cdef extern from "transfer.h" nogil:
         long status
         int64_t total_time_us
         int error
+        int os_errno
         char *error_text
         size_t headers_len "headers.len"
         int header_marks

@@ -15,7 +15,8 @@ def gil_probe_layout_known() -> bool: ...
 class EngineError(Exception):
     code: int
     message: str
-    def __init__(self, code: int, message: str) -> None: ...
+    os_errno: int
+    def __init__(self, code: int, message: str, os_errno: int = 0) -> None: ...
 
 class Body:
     """A response body in a C buffer, exported read-only through the buffer protocol."""

@@ -129,15 +129,23 @@ def _close_engines_at_exit():
 
 class EngineError(Exception):
     """A transfer failed inside the engine. `code` is a CURLcode or one of requestx's own
-    (RX_E_*, >= 1000); `_exceptions.py` maps it to the httpx exception class."""
+    (RX_E_*, >= 1000), `message` libcurl's or the engine's text, `os_errno` the system's
+    errno behind a failed socket call (0 if none); `_exceptions.py` turns them into the
+    httpx exception class and a message in the user's words."""
 
-    def __init__(self, int code, str message):
+    def __init__(self, int code, str message, int os_errno=0):
         super().__init__(code, message)
         self.code = code
         self.message = message
+        self.os_errno = os_errno
 
     def __str__(self):
         return self.message
+
+
+cdef object _transfer_failure(rx_transfer *t):
+    """The EngineError for a transfer that ended with an error."""
+    return EngineError(t.error, t.error_text.decode("utf-8", "replace"), t.os_errno)
 
 
 cdef class TLSConfig:
@@ -840,7 +848,7 @@ cdef class PendingTransfer:
             # Done without a response: the transfer failed (or was cancelled) before.
             if t.error == 0:
                 raise EngineError(RX_E_CANCELLED, "the response ended before its headers")
-            raise EngineError(t.error, t.error_text.decode("utf-8", "replace"))
+            raise _transfer_failure(t)
         return (t.status, _http_version_of(t),
                 PyBytes_FromStringAndSize(t.headers_data, t.headers_len), t.header_marks)
 
@@ -870,7 +878,7 @@ cdef class PendingTransfer:
             if rx_transfer_is_done(t):
                 break
         if t.error != 0:
-            raise EngineError(t.error, t.error_text.decode("utf-8", "replace"))
+            raise _transfer_failure(t)
         self.eof = True
         return b""
 
@@ -1127,7 +1135,7 @@ cdef int _check_signals(rx_engine *e, rx_transfer *t) except -1:
 
 cdef tuple _take_result(rx_transfer *t):
     if t.error != 0:
-        raise EngineError(t.error, t.error_text.decode("utf-8", "replace"))
+        raise _transfer_failure(t)
     cdef Body body = Body.__new__(Body)
     cdef size_t size = 0
     body.data = rx_transfer_take_body(t, &size)

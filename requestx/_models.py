@@ -448,7 +448,8 @@ class Request:
         >>> request.content
         b'{"a":1}'
 
-    `params` replaces the URL's query string. Host, Content-Length and
+    `params` are added to the URL's query string (a key in both takes the value
+    from `params`), as in `Client.build_request`. Host, Content-Length and
     Content-Type are filled in unless given; a method that is not an HTTP
     token raises `LocalProtocolError`.
     """
@@ -483,7 +484,9 @@ class Request:
                 raise LocalProtocolError(f"Invalid HTTP method {method!r}")
         self.method = method
         if params is not None:
-            self.url = URL(url, params=params)
+            # The one rule for params= everywhere (Client.build_request, every method): added
+            # to the URL's query, never replacing it (docs/differences.md, "URL details").
+            self.url = (url if isinstance(url, URL) else URL(url)).copy_merge_params(params)
         else:
             # URL is immutable, so a URL argument is shared rather than copied.
             self.url = url if isinstance(url, URL) else URL(url)

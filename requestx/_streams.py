@@ -57,7 +57,9 @@ class _EngineStreamBase:
         return time.perf_counter() - self._started if finished is None else float(finished)
 
     def _failed(self, exc: _core.EngineError) -> Exception:
-        return exception_for_engine_error(exc.code, exc.message, self._request)
+        return exception_for_engine_error(
+            exc.code, exc.message, self._request, os_errno=exc.os_errno
+        )
 
 
 class EngineResponseStream(_EngineStreamBase):

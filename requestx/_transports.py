@@ -38,7 +38,6 @@ from ._config import (
 from ._exceptions import (
     ConnectError,
     ConnectTimeout,
-    ProxyError,
     RequestError,
     UnsupportedProtocol,
     exception_for_engine_error,
@@ -281,11 +280,10 @@ class _EngineTransport:
     def _error(self, exc: _core.EngineError, request: Request) -> RequestError:
         """The exception for a failed transfer. Through a proxy, every connection is to the
         proxy: failing to make one is a ProxyError that names it."""
-        error = exception_for_engine_error(exc.code, exc.message, request)
-        if self._proxy is not None and type(error) is ConnectError:
-            message = f"Cannot connect to proxy {self._proxy.url}: {error}"
-            return ProxyError(message, request=request)
-        return error
+        proxy = self._proxy.url if self._proxy is not None else None
+        return exception_for_engine_error(
+            exc.code, exc.message, request, os_errno=exc.os_errno, proxy=proxy
+        )
 
     def _build_stream_response(
         self, request: Request, head: tuple[int, str, bytes, int], stream: typing.Any

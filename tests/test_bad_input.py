@@ -79,14 +79,14 @@ def test_invalid_url(client: requestx.Client, server: HypercornServer, url: str)
         ("ftp://127.0.0.1/file", "unsupported protocol 'ftp://'"),
         ("ws://127.0.0.1/", "unsupported protocol 'ws://'"),
         ("gopher://127.0.0.1/", "unsupported protocol 'gopher://'"),
-        ("file:///etc/passwd", "missing an 'http://' or 'https://' protocol"),
+        ("file:///etc/passwd", "unsupported protocol 'file://'"),
         ("127.0.0.1:80/path", "missing an 'http://' or 'https://' protocol"),
         ("//127.0.0.1/path", "missing an 'http://' or 'https://' protocol"),
         ("/relative/path", "missing an 'http://' or 'https://' protocol"),
         ("", "missing an 'http://' or 'https://' protocol"),
-        ("http:///path", "missing an 'http://' or 'https://' protocol"),
-        ("http://", "missing an 'http://' or 'https://' protocol"),
-        ("https://:443/", "missing an 'http://' or 'https://' protocol"),
+        ("http:///path", "missing a host"),
+        ("http://", "missing a host"),
+        ("https://:443/", "missing a host"),
     ],
 )
 def test_unsupported_protocol(
@@ -463,3 +463,11 @@ def test_engine_rejects_header_injection_below_the_python_layer(server: Hypercor
             assert info.value.code in (1009, 1010, 1011)
         assert _core.live_transfers() == 0
         _still_works(client, server)
+
+
+def test_unsupported_protocol_quotes_the_url_as_typed(client: requestx.Client) -> None:
+    with pytest.raises(requestx.UnsupportedProtocol) as caught:
+        client.get("example.org/x")
+    assert str(caught.value).endswith(": 'example.org/x'.")
+    with pytest.raises(requestx.UnsupportedProtocol, match="missing a host: 'http:/x'"):
+        requestx.get("http:///x")

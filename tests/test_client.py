@@ -561,3 +561,41 @@ def test_no_keepalive_closes_each_connection(server: HypercornServer) -> None:
         for _ in range(4):
             assert client.get(server.url + "/json").status_code == 200
         assert server.connection_count() == 4
+
+
+# --- params= and a URL that has a query: one rule everywhere ----------------------------------
+# params= adds to the URL's query (a key in both takes params' value); httpx 0.28 drops the
+# URL's query from a Request and from build_request when params= is given
+# (docs/differences.md, "URL details").
+
+
+def test_params_add_to_the_urls_query_in_request_and_build_request() -> None:
+    url, params = "http://h/?x=1&y=old", {"y": "2", "z": "3"}
+    expected = "http://h/?x=1&y=2&z=3"
+    assert str(requestx.Request("GET", url, params=params).url) == expected
+    with requestx.Client() as client:
+        assert str(client.build_request("GET", url, params=params).url) == expected
+    with requestx.Client(params={"c": "0"}) as client:
+        assert str(client.build_request("GET", url).url) == "http://h/?x=1&y=old&c=0"
+    assert str(requestx.Request("GET", url, params={}).url) == url
+
+
+def test_params_add_to_the_urls_query_in_every_method(server: HypercornServer) -> None:
+    url = server.url + "/echo?x=1"
+    sent = []
+    with requestx.Client() as client:
+        for method in ("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"):
+            sent.append(client.request(method, url, params={"y": "2"}).json()["query"])
+        sent.append(client.get(url, params={"y": "2"}).json()["query"])
+        with client.stream("GET", url, params={"y": "2"}) as response:
+            response.read()
+            sent.append(response.json()["query"])
+    sent.append(requestx.get(url, params={"y": "2"}).json()["query"])
+    assert sent == ["x=1&y=2"] * len(sent)
+
+
+@pytest.mark.anyio
+async def test_params_add_to_the_urls_query_on_async_clients(server: HypercornServer) -> None:
+    async with requestx.AsyncClient(params={"c": "0"}) as client:
+        response = await client.get(server.url + "/echo?x=1", params={"y": "2"})
+    assert response.json()["query"] == "x=1&c=0&y=2"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import inspect
+import os
 import pathlib
 import re
 
@@ -32,6 +34,7 @@ from requestx._exceptions import (
 )
 from requestx._models import Request
 from requestx._status_codes import codes
+from requestx._urls import URL
 from tests import bundled_libcurl
 from tests.conftest import REQUESTX_ONLY_NAMES
 
@@ -129,22 +132,96 @@ def test_engine_codes_map_to_the_most_specific_class(code: int, cls: type[Except
     error = exception_for_engine_error(code, "", request)
     assert type(error) is cls
     assert error.request is request
-    assert f"({code})" in str(error)
+    assert error.engine_code == code
+    assert str(error).startswith("GET http://h/: ")
 
 
-def test_engine_message_names_curl_text_and_code() -> None:
-    request = Request("GET", "http://h/")
-    error = exception_for_engine_error(
-        7, "Failed to connect to 127.0.0.1 port 1: Connection refused", request
-    )
-    assert str(error) == (
-        "Failed to connect to 127.0.0.1 port 1: Connection refused "
-        "[CURLE_COULDNT_CONNECT (7): could not connect to server]"
-    )
+def test_engine_message_says_what_failed_and_where() -> None:
+    request = Request("GET", "http://h:8080/x?q=1")
+    curl_text = "Failed to connect to h port 8080 after 0 ms: Could not connect to server"
+    error = exception_for_engine_error(7, curl_text, request, os_errno=errno.ECONNREFUSED)
+    expected = f"could not connect to h:8080: {os.strerror(errno.ECONNREFUSED).lower()}"
+    assert str(error) == f"GET http://h:8080/x?q=1: {expected}"
+    # libcurl's code, name and words stay on the exception for debugging, out of str().
+    assert (error.engine_code, error.engine_name) == (7, "CURLE_COULDNT_CONNECT")
+    assert error.engine_message == curl_text
+    assert "CURLE" not in str(error) and "libcurl" not in str(error)
+    resolve = exception_for_engine_error(6, "Could not resolve host: h", request)
+    assert str(resolve) == "GET http://h:8080/x?q=1: could not resolve host h"
     cancelled = exception_for_engine_error(1000, "", request)
-    assert str(cancelled) == "request cancelled [CANCELLED (1000)]"
+    assert str(cancelled) == "GET http://h:8080/x?q=1: the request was cancelled"
     assert "client has been closed" in str(exception_for_engine_error(1005, "", request))
-    assert "unknown engine error (4242)" in str(exception_for_engine_error(4242, "", request))
+    unknown = exception_for_engine_error(4242, "", request)
+    assert type(unknown) is TransportError and "engine error 4242" in str(unknown)
+
+
+def test_engine_message_uses_the_default_port_and_hides_credentials() -> None:
+    request = Request("POST", "https://user:secret@[::1]/upload")
+    error = exception_for_engine_error(52, "Empty reply from server", request)
+    assert str(error) == "POST https://[::1]/upload: [::1]:443 closed without answering"
+    assert "secret" not in str(error) and "user" not in str(error)
+
+
+@pytest.mark.parametrize(
+    ("code", "engine_text", "expected"),
+    [
+        (1001, "timed out waiting for response data",
+         "the read timeout (0.5 s) ran out waiting for response data from h:80"),
+        (1002, "timed out sending the request body",
+         "the write timeout (2 s) ran out sending the request body to h:80"),
+        (1003, "timed out waiting for a connection from the pool",
+         "the pool timeout (3 s) ran out waiting for a connection to h:80 from the pool"),
+        (1006, "timed out connecting", "the connect timeout (1.5 s) ran out connecting to h:80"),
+        (28, "Connection timed out after 1501 milliseconds",
+         "the connect timeout (1.5 s) ran out connecting to h:80"),
+        (1001, "the request's total timeout (800 ms) ran out",
+         "the total timeout (0.8 s) ran out waiting for response data from h:80"),
+    ],
+)  # fmt: skip
+def test_timeout_message_names_the_timeout_and_its_value(
+    code: int, engine_text: str, expected: str
+) -> None:
+    timeouts = {"connect": 1.5, "read": 0.5, "write": 2, "pool": 3, "total": 0.8}
+    request = Request("GET", "http://h/", extensions={"timeout": timeouts})
+    error = exception_for_engine_error(code, engine_text, request)
+    assert str(error) == f"GET http://h/: {expected}"
+    # A transport used without a client has no timeout extension: the words stay.
+    bare = exception_for_engine_error(code, engine_text, Request("GET", "http://h/"))
+    assert "timeout ran out" in str(bare)
+
+
+def test_tls_message_keeps_what_the_tls_library_found() -> None:
+    request = Request("GET", "https://h:8443/")
+    verify = exception_for_engine_error(
+        60, "SSL certificate problem: self-signed certificate in certificate chain", request
+    )
+    assert str(verify) == (
+        "GET https://h:8443/: h:8443's TLS certificate failed verification: "
+        "self-signed certificate in certificate chain"
+    )
+    handshake = exception_for_engine_error(
+        35, "OpenSSL/3.5.5: error:0A00010B:SSL routines::wrong version number", request
+    )
+    assert str(handshake) == (
+        "GET https://h:8443/: the TLS handshake with h:8443 failed: wrong version number"
+    )
+
+
+def test_a_proxy_that_cannot_be_reached_is_named() -> None:
+    request = Request("GET", "http://target/")
+    proxy = URL("http://proxy.internal:3128")
+    refused = exception_for_engine_error(
+        7, "Failed to connect", request, os_errno=errno.ECONNREFUSED, proxy=proxy
+    )
+    assert type(refused) is ProxyError
+    assert str(refused).startswith(
+        "GET http://target/: could not connect to the proxy proxy.internal:3128: "
+    )
+    unresolved = exception_for_engine_error(5, "Could not resolve proxy", request, proxy=proxy)
+    assert str(unresolved) == "GET http://target/: could not resolve proxy proxy.internal"
+    # Past the proxy, the words are about the target.
+    reset = exception_for_engine_error(56, "Recv failure", request, proxy=proxy)
+    assert type(reset) is ReadError and "target:80" in str(reset)
 
 
 @pytest.mark.parametrize(
