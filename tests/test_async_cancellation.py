@@ -12,7 +12,6 @@ that happens to look like one.
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 import textwrap
 import time
@@ -24,10 +23,11 @@ import sniffio
 
 import requestx
 from requestx import _core
-from tests.child_process import run_child
 from tests.servers import HypercornServer, RawServer
-from tests.servers.app import HELLO
 from tests.servers.stalling import SlowReader, full_backlog
+from tests.support.child_process import run_child
+from tests.support.echo import still_works_async
+from tests.support.transfers import wait_live_transfers
 
 pytestmark = pytest.mark.anyio
 
@@ -46,31 +46,11 @@ def _late(elapsed: float) -> float:
     return max(0.0, elapsed - ON_THE_WIRE)
 
 
-async def _wait_live_transfers(at_most: int = 0, timeout: float = 2.0) -> int:
-    """Poll until `_core.live_transfers()` is down to `at_most` (the engine releases a cancelled
-    transfer on its own thread, a moment after the caller has moved on).
-
-    Most tests compare with the count they started with, so that a transfer left behind by an
-    earlier test is not blamed on them; the storm test and test_async_client's
-    `test_errors_do_not_leak_transfers` insist on zero."""
-    gc.collect()  # exceptions in reference cycles may hold transfers (test_async_client checks)
-    deadline = time.monotonic() + timeout
-    while _core.live_transfers() > at_most and time.monotonic() < deadline:
-        await anyio.sleep(0.01)
-    return int(_core.live_transfers())
-
-
 async def _wait_until(predicate: typing.Callable[[], bool], timeout: float = 2.0) -> bool:
     deadline = time.monotonic() + timeout
     while not predicate() and time.monotonic() < deadline:
         await anyio.sleep(0.01)
     return predicate()
-
-
-async def _still_works(client: requestx.AsyncClient, server: HypercornServer) -> None:
-    response = await client.get(server.url + "/")
-    assert response.status_code == 200
-    assert response.content == HELLO
 
 
 class _Cancellable:
@@ -112,9 +92,9 @@ async def test_cancel_scope_cancel_from_another_task(
             request.cancel()
         assert request.elapsed is not None, f"not cancelled: returned {request.result!r}"
         _assert_prompt(request.elapsed, "CancelScope.cancel()")
-        await _still_works(client, server)
+        await still_works_async(client, server)
         assert (await client.get(raw_server.url + "/ok")).text == "ok"
-    assert await _wait_live_transfers(baseline) <= baseline
+    assert await wait_live_transfers(baseline) <= baseline
 
 
 async def test_move_on_after(raw_server: RawServer, server: HypercornServer) -> None:
@@ -127,8 +107,8 @@ async def test_move_on_after(raw_server: RawServer, server: HypercornServer) -> 
         assert scope.cancelled_caught
         _assert_prompt(_late(elapsed), "move_on_after")
         assert elapsed >= ON_THE_WIRE - 0.01
-        await _still_works(client, server)
-    assert await _wait_live_transfers(baseline) <= baseline
+        await still_works_async(client, server)
+    assert await wait_live_transfers(baseline) <= baseline
 
 
 async def test_fail_after(raw_server: RawServer, server: HypercornServer) -> None:
@@ -141,8 +121,8 @@ async def test_fail_after(raw_server: RawServer, server: HypercornServer) -> Non
         elapsed = time.monotonic() - start
         _assert_prompt(_late(elapsed), "fail_after")
         assert elapsed >= ON_THE_WIRE - 0.01
-        await _still_works(client, server)
-    assert await _wait_live_transfers(baseline) <= baseline
+        await still_works_async(client, server)
+    assert await wait_live_transfers(baseline) <= baseline
 
 
 async def test_asyncio_task_cancel_and_wait_for(
@@ -167,7 +147,7 @@ async def test_asyncio_task_cancel_and_wait_for(
         # The task's CancelledError traceback holds the request's frame; let it go before
         # counting live transfers.
         del task
-        await _still_works(client, server)
+        await still_works_async(client, server)
 
         # asyncio.wait_for: TimeoutError after the deadline, not after the server.
         start = time.monotonic()
@@ -175,12 +155,12 @@ async def test_asyncio_task_cancel_and_wait_for(
             await asyncio.wait_for(client.get(raw_server.url + "/stall"), ON_THE_WIRE)
         elapsed = time.monotonic() - start
         _assert_prompt(_late(elapsed), "asyncio.wait_for")
-        await _still_works(client, server)
+        await still_works_async(client, server)
 
         # A request that completes inside wait_for's deadline is returned as usual.
         response = await asyncio.wait_for(client.get(server.url + "/echo?w=1"), 5)
         assert response.json()["query"] == "w=1"
-    assert await _wait_live_transfers(baseline) <= baseline
+    assert await wait_live_transfers(baseline) <= baseline
 
 
 async def test_already_cancelled_scope_sends_nothing(server: HypercornServer) -> None:
@@ -189,7 +169,7 @@ async def test_already_cancelled_scope_sends_nothing(server: HypercornServer) ->
     # comes before a byte is written). A POST that is sent and then "cancelled" has happened.
     baseline = _core.live_transfers()
     async with requestx.AsyncClient(base_url=server.url, timeout=10) as client:
-        await _still_works(client, server)
+        await still_works_async(client, server)
         server.reset_stats()
         with anyio.CancelScope() as scope:
             scope.cancel()
@@ -197,8 +177,8 @@ async def test_already_cancelled_scope_sends_nothing(server: HypercornServer) ->
         assert scope.cancelled_caught
         await anyio.sleep(0.2)
         assert server.request_count() == 0  # cancelled before it was submitted
-        await _still_works(client, server)
-    assert await _wait_live_transfers(baseline) <= baseline
+        await still_works_async(client, server)
+    assert await wait_live_transfers(baseline) <= baseline
 
 
 async def test_already_cancelled_plain_asyncio_task_sends_nothing(
@@ -212,7 +192,7 @@ async def test_already_cancelled_plain_asyncio_task_sends_nothing(
         pytest.skip("asyncio tasks only")
     baseline = _core.live_transfers()
     async with requestx.AsyncClient(base_url=server.url, timeout=10) as client:
-        await _still_works(client, server)
+        await still_works_async(client, server)
         server.reset_stats()
 
         async def pending_cancel(post: bool) -> None:
@@ -239,8 +219,8 @@ async def test_already_cancelled_plain_asyncio_task_sends_nothing(
             assert await asyncio.create_task(cancelled_scope(post))
         await anyio.sleep(0.2)
         assert server.request_count() == 0  # cancelled before it was submitted
-        await _still_works(client, server)
-    assert await _wait_live_transfers(baseline) <= baseline
+        await still_works_async(client, server)
+    assert await wait_live_transfers(baseline) <= baseline
 
 
 # --- the storm --------------------------------------------------------------------------------
@@ -290,7 +270,7 @@ async def test_cancellation_storm_then_100_good_requests(
             assert mismatches == []
             assert server.request_count() == 100
             assert 1 <= server.connection_count() <= 2
-    live = await _wait_live_transfers()
+    live = await wait_live_transfers()
     assert live == 0, f"{live} transfers still alive 2 s after the storm"
 
 
@@ -304,7 +284,7 @@ async def test_cancel_while_waiting_for_the_pool_is_never_sent(server: Hypercorn
     # is free.
     limits = requestx.Limits(max_connections=1)
     async with requestx.AsyncClient(base_url=server.url, timeout=10, limits=limits) as client:
-        await _still_works(client, server)
+        await still_works_async(client, server)
         server.reset_stats()
         held: list[str] = []
 
@@ -327,7 +307,7 @@ async def test_cancel_while_waiting_for_the_pool_is_never_sent(server: Hypercorn
         response = await client.get("/echo?after=1")
         assert response.json()["query"] == "after=1"
         assert server.connection_count() == 1
-    assert await _wait_live_transfers(baseline) <= baseline
+    assert await wait_live_transfers(baseline) <= baseline
 
 
 async def test_cancelling_the_holder_hands_the_connection_to_a_waiter(
@@ -356,7 +336,7 @@ async def test_cancelling_the_holder_hands_the_connection_to_a_waiter(
         handover = waited[0][1] - holder.cancelled_at
         print(f"the waiter got the freed connection {handover * 1000:.1f} ms after the cancel")
         assert handover < 1.0
-    assert await _wait_live_transfers(baseline) <= baseline
+    assert await wait_live_transfers(baseline) <= baseline
 
 
 async def test_cancel_while_connecting(server: HypercornServer) -> None:
@@ -372,8 +352,8 @@ async def test_cancel_while_connecting(server: HypercornServer) -> None:
                 request.cancel()
             assert request.elapsed is not None, f"not cancelled: {request.result!r}"
             _assert_prompt(request.elapsed, "connecting")
-            await _still_works(client, server)
-    assert await _wait_live_transfers(baseline) <= baseline
+            await still_works_async(client, server)
+    assert await wait_live_transfers(baseline) <= baseline
 
 
 async def test_cancel_while_uploading(server: HypercornServer) -> None:
@@ -401,8 +381,8 @@ async def test_cancel_while_uploading(server: HypercornServer) -> None:
             assert not reception.answered
             assert reception.received < len(body) // 2
             assert len(slow.receptions) == 1  # and it was not retried on a new connection
-            await _still_works(client, server)
-    assert await _wait_live_transfers(baseline) <= baseline
+            await still_works_async(client, server)
+    assert await wait_live_transfers(baseline) <= baseline
 
 
 async def test_cancel_while_the_body_arrives(server: HypercornServer) -> None:
@@ -418,7 +398,7 @@ async def test_cancel_while_the_body_arrives(server: HypercornServer) -> None:
         _assert_prompt(request.elapsed, "receiving the body")
         response = await client.get("/drip?chunks=3&delay=0&size=10")
         assert len(response.content) == 30
-    assert await _wait_live_transfers(baseline) <= baseline
+    assert await wait_live_transfers(baseline) <= baseline
 
 
 async def test_cancelling_some_requests_leaves_the_others_alone(server: HypercornServer) -> None:
@@ -449,7 +429,7 @@ async def test_cancelling_some_requests_leaves_the_others_alone(server: Hypercor
         }
         finished = max(at for _, at in survivors.values()) - start
         assert finished < 1.5, f"survivors took {finished:.2f} s"
-    assert await _wait_live_transfers(baseline) <= baseline
+    assert await wait_live_transfers(baseline) <= baseline
 
 
 async def test_cancellation_racing_completion(server: HypercornServer) -> None:
@@ -482,7 +462,7 @@ async def test_cancellation_racing_completion(server: HypercornServer) -> None:
         assert counts["completed"] > 0
         for i in range(10):
             assert (await client.get("/echo", params={"after": i})).json()["query"] == f"after={i}"
-    assert await _wait_live_transfers(baseline) <= baseline
+    assert await wait_live_transfers(baseline) <= baseline
 
 
 # --- the event loop ends while a request is running ----------------------------------------------

@@ -14,7 +14,6 @@ import asyncio
 import gc
 import json
 import os
-import socket
 import textwrap
 import time
 import typing
@@ -24,32 +23,15 @@ import pytest
 
 import requestx
 from requestx import _core
-from tests.child_process import run_child
 from tests.servers import HypercornServer, RawServer
 from tests.servers.app import HELLO
 from tests.servers.fast_server import FastServer
 from tests.servers.stalling import full_backlog, silent_listener
+from tests.support.child_process import run_child
+from tests.support.echo import received, still_works_async
+from tests.support.network import closed_port
 
 pytestmark = pytest.mark.anyio
-
-
-def _received(response: requestx.Response, name: str) -> list[str]:
-    """Values of header `name` as the server received them (from an /echo response)."""
-    return [value for key, value in response.json()["headers"] if key == name.lower()]
-
-
-async def _still_works(client: requestx.AsyncClient, server: HypercornServer) -> None:
-    response = await client.get(server.url + "/")
-    assert response.status_code == 200
-    assert response.content == HELLO
-
-
-def _closed_port() -> int:
-    """A loopback port that was listening a moment ago and is closed now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(1)
-        return int(listener.getsockname()[1])
 
 
 async def _timed(
@@ -159,13 +141,13 @@ async def test_request_with_every_kind_of_body(server: HypercornServer) -> None:
         body = bytes(range(256)) * 4
         response = await client.request("POST", "/echo", content=body)
         assert response.json()["body"].encode("latin-1") == body
-        assert _received(response, "content-length") == [str(len(body))]
+        assert received(response, "content-length") == [str(len(body))]
         response = await client.post("/echo", json={"a": [1, 2], "b": None})
         assert json.loads(response.json()["body"]) == {"a": [1, 2], "b": None}
-        assert _received(response, "content-type") == ["application/json"]
+        assert received(response, "content-type") == ["application/json"]
         response = await client.put("/echo", data={"k": ["1", "2"], "x": "y z"})
         assert response.json()["body"] == "k=1&k=2&x=y+z"
-        assert _received(response, "content-type") == ["application/x-www-form-urlencoded"]
+        assert received(response, "content-type") == ["application/x-www-form-urlencoded"]
 
 
 async def test_response_is_read_and_aread_returns_the_content(server: HypercornServer) -> None:
@@ -212,9 +194,9 @@ async def test_build_request_and_send(server: HypercornServer) -> None:
         assert echo["method"] == "POST"
         assert echo["query"] == "cp=1&rp=2"
         assert echo["body"] == "payload"
-        assert _received(response, "x-client") == ["c"]
-        assert _received(response, "x-req") == ["r"]
-        assert _received(response, "x-late") == ["late"]
+        assert received(response, "x-client") == ["c"]
+        assert received(response, "x-req") == ["r"]
+        assert received(response, "x-late") == ["late"]
         # The same request can be sent again.
         again = await client.send(request)
         assert again.json()["body"] == "payload"
@@ -255,11 +237,11 @@ async def test_configuration_is_merged_with_the_request(server: HypercornServer)
         echo = response.json()
         assert echo["path"] == "/echo/sub"
         assert echo["query"] == "cp=1&both=request&rp=2"
-        assert _received(response, "x-client") == ["c"]
-        assert _received(response, "x-both") == ["request"]
-        assert _received(response, "x-req") == ["r"]
-        assert _received(response, "user-agent") == ["agent/1"]
-        assert _received(response, "cookie") == ["cc=1; rc=2"]
+        assert received(response, "x-client") == ["c"]
+        assert received(response, "x-both") == ["request"]
+        assert received(response, "x-req") == ["r"]
+        assert received(response, "user-agent") == ["agent/1"]
+        assert received(response, "cookie") == ["cc=1; rc=2"]
         assert response.request.extensions["timeout"] == {
             "connect": 3,
             "read": 3,
@@ -270,7 +252,7 @@ async def test_configuration_is_merged_with_the_request(server: HypercornServer)
         # leak into the client's jar.
         response = await client.get("")
         assert response.json()["query"] == "cp=1&both=client"
-        assert _received(response, "cookie") == ["cc=1"]
+        assert received(response, "cookie") == ["cc=1"]
         assert dict(client.cookies) == {"cc": "1"}
         # An absolute URL ignores base_url.
         assert (await client.get(server.url + "/json")).json() == {"Hello": "world!"}
@@ -279,10 +261,10 @@ async def test_configuration_is_merged_with_the_request(server: HypercornServer)
 async def test_default_headers_on_the_wire(server: HypercornServer) -> None:
     async with requestx.AsyncClient() as client:
         response = await client.get(server.url + "/echo")
-    assert _received(response, "host") == [server.url.removeprefix("http://")]
-    assert _received(response, "accept") == ["*/*"]
-    assert _received(response, "connection") == ["keep-alive"]
-    assert _received(response, "user-agent") == [f"python-requestx/{requestx.__version__}"]
+    assert received(response, "host") == [server.url.removeprefix("http://")]
+    assert received(response, "accept") == ["*/*"]
+    assert received(response, "connection") == ["keep-alive"]
+    assert received(response, "user-agent") == [f"python-requestx/{requestx.__version__}"]
 
 
 async def test_configuration_can_be_changed_after_creation(server: HypercornServer) -> None:
@@ -291,7 +273,7 @@ async def test_configuration_can_be_changed_after_creation(server: HypercornServ
         client.params = {"p": "1"}
         client.base_url = server.url + "/echo/base"
         response = await client.get("x")
-        assert _received(response, "x-later") == ["1"]
+        assert received(response, "x-later") == ["1"]
         assert response.json()["path"] == "/echo/base/x"
         assert response.json()["query"] == "p=1"
         client.timeout = 0.2  # type: ignore[assignment]
@@ -338,14 +320,14 @@ async def test_limits_are_accepted_and_bound_the_pool(server: HypercornServer) -
 
 
 async def test_connection_refused(server: HypercornServer) -> None:
-    url = f"http://127.0.0.1:{_closed_port()}/path"
+    url = f"http://127.0.0.1:{closed_port()}/path"
     async with requestx.AsyncClient() as client:
         for _ in range(3):
             with pytest.raises(requestx.ConnectError) as info:
                 await client.get(url)
             assert isinstance(info.value, requestx.NetworkError)
             assert info.value.request.url == requestx.URL(url)
-        await _still_works(client, server)
+        await still_works_async(client, server)
 
 
 async def test_read_timeout_on_a_stalled_server(raw_server: RawServer) -> None:
@@ -362,7 +344,7 @@ async def test_read_timeout_while_the_body_stalls(server: HypercornServer) -> No
     async with requestx.AsyncClient(timeout=requestx.Timeout(5.0, read=0.4)) as client:
         error, elapsed = await _timed(lambda: client.get(url))
         _assert_timeout(error, requestx.ReadTimeout, elapsed, 0.4)
-        await _still_works(client, server)
+        await still_works_async(client, server)
 
 
 async def test_connect_timeout_when_connect_hangs(server: HypercornServer) -> None:
@@ -372,7 +354,7 @@ async def test_connect_timeout_when_connect_hangs(server: HypercornServer) -> No
         async with requestx.AsyncClient(timeout=requestx.Timeout(5.0, connect=0.5)) as client:
             error, elapsed = await _timed(lambda: client.get(f"http://127.0.0.1:{port}/"))
             _assert_timeout(error, requestx.ConnectTimeout, elapsed, 0.5)
-            await _still_works(client, server)
+            await still_works_async(client, server)
 
 
 async def test_write_timeout_when_the_server_does_not_read(server: HypercornServer) -> None:
@@ -384,7 +366,7 @@ async def test_write_timeout_when_the_server_does_not_read(server: HypercornServ
                 lambda: client.post(f"http://127.0.0.1:{port}/", content=body)
             )
             _assert_timeout(error, requestx.WriteTimeout, elapsed, 0.5)
-            await _still_works(client, server)
+            await still_works_async(client, server)
 
 
 async def test_pool_timeout(raw_server: RawServer) -> None:
@@ -429,7 +411,7 @@ async def test_misbehaving_server(
         assert isinstance(info.value, errors), repr(info.value)
         assert info.value.request.url == requestx.URL(url)
         assert (await client.get(raw_server.url + "/ok")).text == "ok"
-        await _still_works(client, server)
+        await still_works_async(client, server)
 
 
 async def test_pooled_connection_closed_by_the_server_is_replaced(raw_server: RawServer) -> None:
@@ -451,7 +433,7 @@ async def test_unsupported_protocol(server: HypercornServer, url: str) -> None:
         with pytest.raises(requestx.UnsupportedProtocol):
             await client.get(url)
         assert server.request_count() == 0
-        await _still_works(client, server)
+        await still_works_async(client, server)
 
 
 @pytest.mark.parametrize(
@@ -461,7 +443,7 @@ async def test_invalid_url(server: HypercornServer, url: str) -> None:
     async with requestx.AsyncClient() as client:
         with pytest.raises(requestx.InvalidURL):
             await client.get(url)
-        await _still_works(client, server)
+        await still_works_async(client, server)
 
 
 @pytest.mark.parametrize(
@@ -481,7 +463,7 @@ async def test_local_protocol_error(server: HypercornServer, kwargs: dict[str, t
         with pytest.raises(requestx.LocalProtocolError):
             await client.request(method, server.url + "/echo", **kwargs)
         assert server.request_count() == 0
-        await _still_works(client, server)
+        await still_works_async(client, server)
 
 
 async def test_absurd_arguments_raise_what_httpx_raises(server: HypercornServer) -> None:
@@ -496,7 +478,7 @@ async def test_absurd_arguments_raise_what_httpx_raises(server: HypercornServer)
         with pytest.raises(TypeError):
             await client.get(server.url + "/", timeout="x")  # type: ignore[arg-type]
         assert server.request_count() == 0
-        await _still_works(client, server)
+        await still_works_async(client, server)
 
 
 async def test_errors_do_not_leak_transfers(raw_server: RawServer, server: HypercornServer) -> None:
@@ -505,8 +487,8 @@ async def test_errors_do_not_leak_transfers(raw_server: RawServer, server: Hyper
             with pytest.raises(requestx.TransportError):
                 await client.get(raw_server.url + path)
         with pytest.raises(requestx.ConnectError):
-            await client.get(f"http://127.0.0.1:{_closed_port()}/")
-        await _still_works(client, server)
+            await client.get(f"http://127.0.0.1:{closed_port()}/")
+        await still_works_async(client, server)
     gc.collect()  # the exceptions above sit in reference cycles (see the next test)
     deadline = time.monotonic() + 2
     while _core.live_transfers() and time.monotonic() < deadline:
@@ -523,7 +505,7 @@ async def test_a_kept_exception_or_response_does_not_pin_its_transfer(
     baseline = _core.live_transfers()
     kept: list[object] = []
     async with requestx.AsyncClient(timeout=0.3) as client:
-        for url in (f"http://127.0.0.1:{_closed_port()}/", raw_server.url + "/stall"):
+        for url in (f"http://127.0.0.1:{closed_port()}/", raw_server.url + "/stall"):
             try:
                 await client.post(url, content=b"x" * 100_000)
             except requestx.TransportError as exc:
@@ -655,13 +637,6 @@ def test_one_client_on_successive_event_loops(
     assert json.loads(out) == [200, 200, 200], out
     assert "Traceback" not in err
     assert elapsed < 8.0
-
-
-@pytest.fixture(scope="module")
-def fast() -> typing.Iterator[FastServer]:
-    # In another process, so that its sockets are not in this process's fd table.
-    with FastServer() as running:
-        yield running
 
 
 def test_many_event_loops_do_not_leak_fds_or_threads(fast: FastServer) -> None:

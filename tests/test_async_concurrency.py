@@ -27,6 +27,7 @@ from tests.servers import HypercornServer, RawServer
 from tests.servers.fast_server import FastServer
 from tests.servers.nginx import Nginx, nginx_or_skip
 from tests.servers.stalling import silent_listener
+from tests.support.transfers import wait_live_transfers
 
 pytestmark = pytest.mark.anyio
 
@@ -35,25 +36,9 @@ def _received(echo: dict[str, typing.Any], name: str) -> list[str]:
     return [value for key, value in echo["headers"] if key == name]
 
 
-async def _wait_live_transfers(at_most: int, timeout: float = 2.0) -> int:
-    """Poll until `_core.live_transfers()` is back down to `at_most`, the count the test began
-    with (the engine releases transfers on its own thread, a moment after the caller)."""
-    gc.collect()  # exceptions in reference cycles may hold transfers (test_async_client checks)
-    deadline = time.monotonic() + timeout
-    while _core.live_transfers() > at_most and time.monotonic() < deadline:
-        await anyio.sleep(0.01)
-    return int(_core.live_transfers())
-
-
 @pytest.fixture(scope="module")
 def nginx() -> typing.Iterator[Nginx]:
     with nginx_or_skip(log=True) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def fast() -> typing.Iterator[FastServer]:
-    with FastServer() as running:
         yield running
 
 
@@ -103,7 +88,7 @@ async def test_500_concurrent_requests_each_get_their_own_response(
     assert server.request_count() == 500
     # (Not a bound on connections: with the default 20 keep-alive connections, httpx too opens
     # a new connection for most of these. The bound at any one moment is checked below.)
-    assert await _wait_live_transfers(baseline) <= baseline
+    assert await wait_live_transfers(baseline) <= baseline
 
 
 @pytest.mark.parametrize("max_connections, count", [(1, 120), (3, 120), (50, 400)])
@@ -344,7 +329,7 @@ async def test_load_on_the_fast_server(fast: FastServer) -> None:
         elapsed = time.monotonic() - start
     print(f"{count} requests, {workers} concurrent: {elapsed:.2f} s ({count / elapsed:.0f}/s)")
     assert len(done) == count
-    assert await _wait_live_transfers(baseline) <= baseline
+    assert await wait_live_transfers(baseline) <= baseline
 
 
 async def test_several_clients_on_one_event_loop(server: HypercornServer) -> None:
@@ -369,7 +354,7 @@ async def test_several_clients_on_one_event_loop(server: HypercornServer) -> Non
         for client in clients:
             await client.aclose()
     assert all(client.is_closed for client in clients)
-    assert await _wait_live_transfers(baseline) <= baseline
+    assert await wait_live_transfers(baseline) <= baseline
 
 
 async def test_blocking_and_async_clients_side_by_side(server: HypercornServer) -> None:
@@ -428,7 +413,7 @@ async def test_aclose_while_requests_are_in_flight(raw_server: RawServer) -> Non
         assert elapsed < 2.5
     with pytest.raises(RuntimeError):
         await client.get(raw_server.url + "/ok")
-    assert await _wait_live_transfers(baseline) <= baseline
+    assert await wait_live_transfers(baseline) <= baseline
 
 
 # --- several event loops at once (threads) -----------------------------------------------------

@@ -3,13 +3,13 @@ in blocking and async clients, against the suite's ASGI server (/echo shows what
 
 from __future__ import annotations
 
-import base64
 import typing
 
 import pytest
 
 import requestx
 from tests.servers import HypercornServer
+from tests.support.echo import basic
 
 
 def _authorization(response: requestx.Response) -> str | None:
@@ -17,22 +17,18 @@ def _authorization(response: requestx.Response) -> str | None:
     return values[0] if values else None
 
 
-def _basic(user: str, password: str) -> str:
-    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
-
-
 def test_basic_auth_on_client_and_per_request(server: HypercornServer) -> None:
     with requestx.Client(base_url=server.url, auth=("alice", "s3cret")) as client:
-        assert _authorization(client.get("/echo")) == _basic("alice", "s3cret")
+        assert _authorization(client.get("/echo")) == basic("alice", "s3cret")
         per_request = client.get("/echo", auth=requestx.BasicAuth("bob", "pw"))
-        assert _authorization(per_request) == _basic("bob", "pw")
+        assert _authorization(per_request) == basic("bob", "pw")
         client.auth = None
         assert _authorization(client.get("/echo")) is None
 
 
 def test_credentials_from_the_url(server: HypercornServer) -> None:
     url = server.url.replace("http://", "http://carol:p%40ss@") + "/echo"
-    assert _authorization(requestx.get(url)) == _basic("carol", "p@ss")
+    assert _authorization(requestx.get(url)) == basic("carol", "p@ss")
 
 
 def test_function_auth(server: HypercornServer) -> None:
@@ -113,7 +109,7 @@ async def test_async_auth_and_hooks(server: HypercornServer) -> None:
     async with requestx.AsyncClient(
         base_url=server.url, auth=("alice", "s3cret"), event_hooks={"response": [on_response]}
     ) as client:
-        assert _authorization(await client.get("/echo")) == _basic("alice", "s3cret")
+        assert _authorization(await client.get("/echo")) == basic("alice", "s3cret")
         auth = _RetryWithToken()
         response = await client.get("/status/401", auth=auth)
         assert _authorization(response) == "Token fresh"

@@ -9,7 +9,6 @@ and are chained (`raise ... from`) to the engine's `EngineError`.
 from __future__ import annotations
 
 import gzip
-import socket
 import typing
 import warnings
 from typing import Iterator
@@ -20,8 +19,9 @@ import requestx
 from requestx import _core
 from requestx._exceptions import exception_for_engine_error
 from tests.servers import HypercornServer, RawServer
-from tests.servers.app import HELLO
 from tests.servers.canned import CannedServer
+from tests.support.echo import still_works
+from tests.support.network import closed_port
 
 
 @pytest.fixture
@@ -30,26 +30,12 @@ def client(server: HypercornServer) -> Iterator[requestx.Client]:
         yield client
 
 
-def _still_works(client: requestx.Client, server: HypercornServer) -> None:
-    response = client.get(server.url + "/")
-    assert response.status_code == 200
-    assert response.content == HELLO
-
-
 def _assert_engine_error(exc: requestx.RequestError, url: str) -> None:
     """An error from the engine names its request and chains the engine's own error."""
     assert exc.request.url == requestx.URL(url)
     assert isinstance(exc.__cause__, _core.EngineError)
     assert exc.__cause__.code != 0
     assert str(exc)  # a message, not an empty string
-
-
-def _closed_port() -> int:
-    """A loopback port that was listening a moment ago and is closed now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(1)
-        return int(listener.getsockname()[1])
 
 
 # --- URLs -------------------------------------------------------------------------------------
@@ -70,7 +56,7 @@ def _closed_port() -> int:
 def test_invalid_url(client: requestx.Client, server: HypercornServer, url: str) -> None:
     with pytest.raises(requestx.InvalidURL):
         client.get(url)
-    _still_works(client, server)
+    still_works(client, server)
 
 
 @pytest.mark.parametrize(
@@ -96,7 +82,7 @@ def test_unsupported_protocol(
     with pytest.raises(requestx.UnsupportedProtocol, match=message):
         client.get(url)
     assert server.request_count() == 0
-    _still_works(client, server)
+    still_works(client, server)
 
 
 def test_file_url_never_reads_the_file(client: requestx.Client) -> None:
@@ -117,7 +103,7 @@ def test_unsupported_protocol_with_cookies_in_the_jar(server: HypercornServer, u
     with requestx.Client(cookies={"session": "1"}) as client:
         with pytest.raises(requestx.UnsupportedProtocol):
             client.get(url)
-        _still_works(client, server)
+        still_works(client, server)
 
 
 @pytest.mark.parametrize(
@@ -131,14 +117,14 @@ def test_control_characters_in_url(
     with pytest.raises(requestx.InvalidURL):
         client.get(server.url + suffix)
     assert server.request_count() == 0
-    _still_works(client, server)
+    still_works(client, server)
 
 
 def test_control_characters_in_host(client: requestx.Client, server: HypercornServer) -> None:
     for url in ("http://127.0.0.1\r\n/", "http://\x00/", "http://127.0.0.1\x7f/"):
         with pytest.raises(requestx.InvalidURL):
             client.get(url)
-    _still_works(client, server)
+    still_works(client, server)
 
 
 def test_spaces_and_non_ascii_in_the_path_are_percent_encoded(
@@ -173,7 +159,7 @@ def test_bad_header_is_a_local_protocol_error(
     with pytest.raises(requestx.LocalProtocolError):
         client.get(server.url + "/echo", headers=headers)
     assert server.request_count() == 0  # nothing went on the wire
-    _still_works(client, server)
+    still_works(client, server)
 
 
 def test_bad_header_in_client_defaults_or_cookie(server: HypercornServer) -> None:
@@ -182,7 +168,7 @@ def test_bad_header_in_client_defaults_or_cookie(server: HypercornServer) -> Non
     with requestx.Client() as client:
         with pytest.raises(requestx.LocalProtocolError), pytest.warns(DeprecationWarning):
             client.get(server.url + "/cookies", cookies={"a": "b\r\nX-Injected: 1"})
-        _still_works(client, server)
+        still_works(client, server)
 
 
 @pytest.mark.parametrize(
@@ -203,7 +189,7 @@ def test_local_protocol_error_is_raised_while_building_the_request(
     with pytest.raises(RuntimeError):
         _ = info.value.request
     assert server.request_count() == 0
-    _still_works(client, server)
+    still_works(client, server)
 
 
 @pytest.mark.parametrize("method", ["GET\r\nX-Injected: 1", "GET X", "G\x00T", "", "G\u00cbT"])
@@ -214,7 +200,7 @@ def test_bad_method_is_a_local_protocol_error(
     with pytest.raises(requestx.LocalProtocolError):
         client.request(method, server.url + "/echo")
     assert server.request_count() == 0
-    _still_works(client, server)
+    still_works(client, server)
 
 
 def test_non_latin_bytes_header_values_are_sent_verbatim(
@@ -232,7 +218,7 @@ def test_non_ascii_str_header_value_is_refused_like_httpx(
 ) -> None:
     with pytest.raises(UnicodeEncodeError):
         client.get(server.url + "/echo", headers={"X-Euro": "\u20ac"})
-    _still_works(client, server)
+    still_works(client, server)
 
 
 # --- absurd argument types -------------------------------------------------------------------
@@ -272,14 +258,14 @@ def test_absurd_argument_types(
         warnings.simplefilter("ignore", DeprecationWarning)  # per-request cookies=
         client.post(server.url + "/echo", **kwargs)
     assert server.request_count() == 0
-    _still_works(client, server)
+    still_works(client, server)
 
 
 @pytest.mark.parametrize("url", [123, None, b"http://127.0.0.1/", ["http://127.0.0.1/"]])
 def test_absurd_url_types(client: requestx.Client, server: HypercornServer, url: object) -> None:
     with pytest.raises(TypeError):
         client.get(url)  # type: ignore[arg-type]
-    _still_works(client, server)
+    still_works(client, server)
 
 
 def test_absurd_client_arguments() -> None:
@@ -297,13 +283,13 @@ def test_absurd_client_arguments() -> None:
 
 
 def test_connection_refused(client: requestx.Client, server: HypercornServer) -> None:
-    url = f"http://127.0.0.1:{_closed_port()}/path"
+    url = f"http://127.0.0.1:{closed_port()}/path"
     for _ in range(3):  # and again: a failed connect leaves nothing behind
         with pytest.raises(requestx.ConnectError) as info:
             client.get(url)
         _assert_engine_error(info.value, url)
         assert isinstance(info.value, requestx.NetworkError)
-    _still_works(client, server)
+    still_works(client, server)
 
 
 @pytest.mark.parametrize(
@@ -328,7 +314,7 @@ def test_misbehaving_server(
         _assert_engine_error(info.value, url)
         assert isinstance(info.value, errors), repr(info.value)
         assert client.get(raw_server.url + "/ok").text == "ok"
-        _still_works(client, server)
+        still_works(client, server)
 
 
 def test_huge_headers_are_refused_at_the_limit(
@@ -423,7 +409,7 @@ def test_malformed_responses(
         else:
             _assert_engine_error(info.value, url)
         assert client.get(canned.url + "/gzip").content == b"hello world " * 100
-        _still_works(client, server)
+        still_works(client, server)
 
 
 def test_unusual_but_valid_responses(canned: CannedServer) -> None:
@@ -462,4 +448,4 @@ def test_engine_rejects_header_injection_below_the_python_layer(server: Hypercor
                 engine.perform(method, url, headers, None, (1000, 1000, 1000, 1000), 0, None, None)
             assert info.value.code in (1009, 1010, 1011)
         assert _core.live_transfers() == 0
-        _still_works(client, server)
+        still_works(client, server)

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.sanitized import skip_under_asan
 from tests.servers.nginx import nginx_or_skip
+from tests.support.paths import ROOT
+from tests.support.sanitized import skip_under_asan
 
-ROOT = Path(__file__).resolve().parent.parent
 BENCHMARKS = ROOT / "benchmarks"
 
 

@@ -28,7 +28,7 @@ import requestx
 from tests.servers import HypercornServer
 from tests.servers._socket_server import loopback_listener
 from tests.servers.nginx import Nginx, nginx_or_skip
-from tests.test_concurrency import _engine_threads_baseline, _run_threads, _wait_engine_threads
+from tests.support.threads import engine_threads_baseline, run_threads, wait_engine_threads
 
 THREADS = 8
 PER_THREAD = 100
@@ -105,7 +105,7 @@ def _hammer(client: requestx.Client, url: str, threads: int, per_thread: int) ->
             response = client.get(url)
             assert response.status_code == 200
 
-    assert _run_threads(threads, work) == []
+    assert run_threads(threads, work) == []
 
 
 def test_threads_share_lanes_one_connection_each_nginx(nginx: Nginx) -> None:
@@ -133,7 +133,7 @@ def test_threads_share_lanes_one_connection_each_hypercorn(server: HypercornServ
                 if client.get("/echo", params={"id": tag}).json()["query"] != f"id={tag}":
                     mismatches.append(tag)
 
-        assert _run_threads(THREADS, work) == []
+        assert run_threads(THREADS, work) == []
         stats = client._engine.stats()
     assert mismatches == []
     assert 1 <= stats["lanes"] <= THREADS
@@ -178,7 +178,7 @@ def test_every_connection_of_the_limit_can_be_in_use_at_once(
             else:
                 assert client.get("/slow?delay=0.6").status_code == 200
 
-        assert _run_threads(4, slow) == []
+        assert run_threads(4, slow) == []
         stats = client._engine.stats()
         assert stats["lanes"] == 2 and stats["engines"] == 3
         # The lane was given back: a request after the streams reuses its connection.
@@ -240,7 +240,7 @@ def test_async_clients_have_no_lanes(nginx: Nginx) -> None:
 
 
 def test_closing_the_client_stops_every_lane_under_load(peak_server: PeakServer) -> None:
-    before = _engine_threads_baseline()
+    before = engine_threads_baseline()
     client = requestx.Client(timeout=10)
     outcomes: list[str] = []
     lock = threading.Lock()
@@ -270,7 +270,7 @@ def test_closing_the_client_stops_every_lane_under_load(peak_server: PeakServer)
         worker.join(10)
     assert not any(worker.is_alive() for worker in workers)
     assert outcomes == ["closed"] * 6
-    _wait_engine_threads(before)
+    wait_engine_threads(before)
 
 
 def test_a_failed_stream_collected_with_its_client_reports_nothing(

@@ -12,22 +12,15 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-import typing
 
 import pytest
 
 import requestx
 from requestx import _core
 from tests.servers import HypercornServer
-from tests.servers.nginx import Nginx, nginx_or_skip
+from tests.servers.nginx import Nginx
 
 REQUESTS = 200
-
-
-@pytest.fixture(scope="module")
-def nginx() -> typing.Iterator[Nginx]:
-    with nginx_or_skip() as server:
-        yield server
 
 
 def test_sequential_requests_are_driven_by_the_caller_on_one_connection(

@@ -18,8 +18,8 @@ from types import ModuleType
 import pytest
 
 import requestx._core
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 EXTENSION = Path(requestx._core.__file__ or "")
 
 pytestmark = pytest.mark.skipif(

@@ -16,20 +16,16 @@ import httpx
 import pytest
 
 import requestx
-from tests.conftest import REQUESTX_ONLY_NAMES
 from tests.servers import HypercornServer, RawServer, pattern_bytes
 from tests.servers.app import CHARSET_TEXT, COMPRESSED_DOC, HELLO
+from tests.support.echo import received
+from tests.support.public_names import REQUESTX_ONLY_NAMES
 
 
 @pytest.fixture
 def client(server: HypercornServer) -> Iterator[requestx.Client]:
     with requestx.Client(base_url=server.url, timeout=5) as client:
         yield client
-
-
-def _received(response: requestx.Response, name: str) -> list[str]:
-    """Values of header `name` as the server received them (from an /echo response)."""
-    return [value for key, value in response.json()["headers"] if key == name.lower()]
 
 
 # --- methods and the top-level API ------------------------------------------------------------
@@ -54,8 +50,8 @@ def test_top_level_functions(server: HypercornServer, method: str) -> None:
     echo = response.json()
     assert echo["method"] == method
     assert echo["query"] == "q=1"
-    assert _received(response, "x-top") == [method]
-    assert _received(response, "cookie") == ["k=v"]
+    assert received(response, "x-top") == [method]
+    assert received(response, "cookie") == ["k=v"]
 
 
 def test_top_level_request_and_bodies(server: HypercornServer) -> None:
@@ -123,11 +119,11 @@ def test_client_configuration_is_merged_with_the_request(server: HypercornServer
         echo = response.json()
         assert echo["path"] == "/echo/sub"  # base_url path + relative path
         assert echo["query"] == "cp=1&both=request&rp=2"  # request params win, order kept
-        assert _received(response, "x-client") == ["c"]
-        assert _received(response, "x-both") == ["request"]  # replaced, case-insensitively
-        assert _received(response, "x-req") == ["r"]
-        assert _received(response, "user-agent") == ["agent/1"]
-        assert _received(response, "cookie") == ["cc=1; rc=2"]
+        assert received(response, "x-client") == ["c"]
+        assert received(response, "x-both") == ["request"]  # replaced, case-insensitively
+        assert received(response, "x-req") == ["r"]
+        assert received(response, "user-agent") == ["agent/1"]
+        assert received(response, "cookie") == ["cc=1; rc=2"]
         assert response.request.extensions["timeout"] == {
             "connect": 3,
             "read": 3,
@@ -140,7 +136,7 @@ def test_client_configuration_is_merged_with_the_request(server: HypercornServer
         # did not leak into the client's jar.
         response = client.get("")
         assert response.json()["query"] == "cp=1&both=client"
-        assert _received(response, "cookie") == ["cc=1"]
+        assert received(response, "cookie") == ["cc=1"]
         assert dict(client.cookies) == {"cc": "1"}
 
         # An absolute URL ignores base_url.
@@ -152,24 +148,24 @@ def test_default_headers_match_httpx_shape(server: HypercornServer) -> None:
         response = client.get(server.url + "/echo")
     names = [name for name, _ in response.json()["headers"]]
     assert names[0] == "host"
-    assert _received(response, "host") == [server.url.removeprefix("http://")]
-    assert _received(response, "accept") == ["*/*"]
-    assert _received(response, "connection") == ["keep-alive"]
-    assert _received(response, "user-agent") == [f"python-requestx/{requestx.__version__}"]
+    assert received(response, "host") == [server.url.removeprefix("http://")]
+    assert received(response, "accept") == ["*/*"]
+    assert received(response, "connection") == ["keep-alive"]
+    assert received(response, "user-agent") == [f"python-requestx/{requestx.__version__}"]
     # requestx decodes more codings than httpx; gzip and deflate are always offered.
-    offered = _received(response, "accept-encoding")[0].split(", ")
+    offered = received(response, "accept-encoding")[0].split(", ")
     assert {"gzip", "deflate"} <= set(offered)
     assert not [n for n in names if n.startswith("content-")]  # a GET without body
 
 
 def test_client_headers_can_be_changed_after_creation(client: requestx.Client) -> None:
     client.headers["X-Later"] = "1"
-    assert _received(client.get("/echo"), "x-later") == ["1"]
+    assert received(client.get("/echo"), "x-later") == ["1"]
     client.headers = {"X-Only": "2"}
     response = client.get("/echo")
-    assert _received(response, "x-only") == ["2"]
-    assert _received(response, "x-later") == []
-    assert _received(response, "accept") == ["*/*"]  # defaults stay, like httpx
+    assert received(response, "x-only") == ["2"]
+    assert received(response, "x-later") == []
+    assert received(response, "accept") == ["*/*"]  # defaults stay, like httpx
 
 
 def test_repeated_headers_and_params(client: requestx.Client) -> None:
@@ -177,7 +173,7 @@ def test_repeated_headers_and_params(client: requestx.Client) -> None:
         "/echo", params=[("a", "1"), ("a", "2")], headers=[("X-R", "1"), ("X-R", "2")]
     )
     assert response.json()["query"] == "a=1&a=2"
-    assert _received(response, "x-r") == ["1", "2"]
+    assert received(response, "x-r") == ["1", "2"]
 
 
 def test_per_request_timeout_is_recorded(client: requestx.Client) -> None:
@@ -197,20 +193,20 @@ def test_content_bytes(client: requestx.Client) -> None:
     body = bytes(range(256)) * 4
     response = client.post("/echo", content=body)
     assert response.json()["body"].encode("latin-1") == body
-    assert _received(response, "content-length") == [str(len(body))]
+    assert received(response, "content-length") == [str(len(body))]
 
 
 def test_content_str_is_utf8(client: requestx.Client) -> None:
     response = client.put("/echo", content="h\u00e9llo \u20ac")
     assert response.json()["body"].encode("latin-1") == "h\u00e9llo \u20ac".encode()
-    assert _received(response, "content-length") == [str(len("h\u00e9llo \u20ac".encode()))]
+    assert received(response, "content-length") == [str(len("h\u00e9llo \u20ac".encode()))]
 
 
 def test_form_data(client: requestx.Client) -> None:
     response = client.post("/echo", data={"a": ["1", "2"], "b": "x y&z", "c": 3})
     assert response.json()["body"] == "a=1&a=2&b=x+y%26z&c=3"
-    assert _received(response, "content-type") == ["application/x-www-form-urlencoded"]
-    assert _received(response, "content-length") == ["21"]
+    assert received(response, "content-type") == ["application/x-www-form-urlencoded"]
+    assert received(response, "content-length") == ["21"]
 
 
 def test_json_body(client: requestx.Client) -> None:
@@ -219,8 +215,8 @@ def test_json_body(client: requestx.Client) -> None:
     raw = response.json()["body"].encode("latin-1")
     assert json.loads(raw) == document
     assert raw == json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode()
-    assert _received(response, "content-type") == ["application/json"]
-    assert _received(response, "content-length") == [str(len(raw))]
+    assert received(response, "content-type") == ["application/json"]
+    assert received(response, "content-length") == [str(len(raw))]
 
 
 def test_body_with_get_and_delete(client: requestx.Client) -> None:
@@ -243,14 +239,14 @@ def test_no_content_type_is_invented(
     client: requestx.Client, server: HypercornServer, method: str, kwargs: dict[str, typing.Any]
 ) -> None:
     with httpx.Client(base_url=server.url) as reference:
-        expected = _received(reference.request(method, "/echo", **kwargs), "content-type")  # type: ignore[arg-type]
+        expected = received(reference.request(method, "/echo", **kwargs), "content-type")  # type: ignore[arg-type]
     assert expected == []
-    assert _received(client.request(method, "/echo", **kwargs), "content-type") == expected
+    assert received(client.request(method, "/echo", **kwargs), "content-type") == expected
 
 
 def test_caller_content_type_wins(client: requestx.Client) -> None:
     response = client.post("/echo", content=b"<a/>", headers={"Content-Type": "text/xml"})
-    assert _received(response, "content-type") == ["text/xml"]
+    assert received(response, "content-type") == ["text/xml"]
 
 
 def test_large_upload_and_download(client: requestx.Client) -> None:
@@ -470,7 +466,7 @@ def test_build_request_and_send(client: requestx.Client, server: HypercornServer
     assert response.request is request
     echo = response.json()
     assert (echo["method"], echo["query"], echo["body"]) == ("PUT", "p=1", "abc")
-    assert _received(response, "x-b") == ["b"]
+    assert received(response, "x-b") == ["b"]
     # A request can be sent again.
     assert client.send(request).json()["body"] == "abc"
 

@@ -7,7 +7,6 @@ instead of hanging the run.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 import typing
@@ -18,29 +17,12 @@ import requestx
 from requestx import _core
 from tests.servers import HypercornServer, RawServer
 from tests.servers.fast_server import FastServer
-
-JOIN_TIMEOUT = 30.0
-
-
-def _run_threads(count: int, target: typing.Callable[[int], None]) -> list[BaseException]:
-    """Run target(i) in `count` threads; return what they raised."""
-    errors: list[BaseException] = []
-    lock = threading.Lock()
-
-    def run(i: int) -> None:
-        try:
-            target(i)
-        except BaseException as exc:  # collected and reported by the test
-            with lock:
-                errors.append(exc)
-
-    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(JOIN_TIMEOUT)
-    assert not any(thread.is_alive() for thread in threads), "a worker thread hung"
-    return errors
+from tests.support.threads import (
+    JOIN_TIMEOUT,
+    engine_threads_baseline,
+    run_threads,
+    wait_engine_threads,
+)
 
 
 def _wait_no_live_transfers() -> None:
@@ -49,34 +31,6 @@ def _wait_no_live_transfers() -> None:
     while _core.live_transfers() and time.monotonic() < deadline:
         time.sleep(0.01)
     assert _core.live_transfers() == 0
-
-
-def _engine_threads() -> int:
-    """Threads of this process that Python does not know about: the engines' loop threads.
-
-    A Python thread leaves threading.enumerate() a moment before its OS thread is gone, so the
-    in-process test servers' handler threads show up here briefly while they exit; the helpers
-    below sample rather than trust a single reading."""
-    python_threads = {thread.native_id for thread in threading.enumerate()}
-    return sum(1 for tid in os.listdir("/proc/self/task") if int(tid) not in python_threads)
-
-
-def _engine_threads_baseline() -> int:
-    counts = []
-    for _ in range(5):
-        counts.append(_engine_threads())
-        time.sleep(0.01)
-    return min(counts)
-
-
-def _wait_engine_threads(expected: int) -> None:
-    deadline = time.monotonic() + 2
-    while True:
-        count = _engine_threads()
-        if count <= expected or time.monotonic() > deadline:
-            break
-        time.sleep(0.01)
-    assert count <= expected, f"{count - expected} engine thread(s) still running"
 
 
 def test_threads_each_get_their_own_response(server: HypercornServer) -> None:
@@ -106,7 +60,7 @@ def test_threads_each_get_their_own_response(server: HypercornServer) -> None:
                     mismatches.append((i, j, echo))
 
         server.reset_stats()
-        errors = _run_threads(threads, work)
+        errors = run_threads(threads, work)
     assert errors == []
     assert mismatches == []
     assert server.request_count() == threads * per_thread
@@ -128,7 +82,7 @@ def test_max_connections_bounds_server_side_connections(
                 assert response.json()["query"] == f"id={i}-{j}"
 
         server.reset_stats()
-        errors = _run_threads(8, work)
+        errors = run_threads(8, work)
     assert errors == []
     assert server.request_count() == 8 * 40
     assert 1 <= server.connection_count() <= max_connections
@@ -139,7 +93,7 @@ def test_slow_requests_run_in_parallel(server: HypercornServer) -> None:
     # while waiting and the engine serves them concurrently.
     with requestx.Client(base_url=server.url, timeout=10) as client:
         start = time.monotonic()
-        errors = _run_threads(8, lambda i: client.get("/slow?delay=0.5").raise_for_status())
+        errors = run_threads(8, lambda i: client.get("/slow?delay=0.5").raise_for_status())
         elapsed = time.monotonic() - start
     assert errors == []
     assert elapsed < 2.0, f"8 parallel 0.5 s requests took {elapsed:.2f} s"
@@ -206,7 +160,7 @@ def test_close_under_load(raw_server: RawServer) -> None:
     # Hammer a client from 4 threads and close it underneath them, 20 times: every worker ends
     # with RuntimeError (client closed) after at most some TransportErrors, and no engine thread
     # survives.
-    before = _engine_threads_baseline()
+    before = engine_threads_baseline()
     for _ in range(20):
         client = requestx.Client(timeout=5)
         unexpected: list[BaseException] = []
@@ -236,13 +190,13 @@ def test_close_under_load(raw_server: RawServer) -> None:
         assert not any(worker.is_alive() for worker in workers)
         assert unexpected == []
     _wait_no_live_transfers()
-    _wait_engine_threads(before)
+    wait_engine_threads(before)
 
 
 def test_many_clients_in_parallel() -> None:
     # Engines start and stop concurrently: 6 threads x 10 clients x 20 requests.
     with FastServer() as fast:
-        before = _engine_threads_baseline()
+        before = engine_threads_baseline()
 
         def work(i: int) -> None:
             for _ in range(10):
@@ -250,9 +204,9 @@ def test_many_clients_in_parallel() -> None:
                     for _ in range(20):
                         assert client.get(fast.url + f"/{i}").content == b"ok"
 
-        errors = _run_threads(6, work)
+        errors = run_threads(6, work)
         assert errors == []
-        _wait_engine_threads(before)
+        wait_engine_threads(before)
     _wait_no_live_transfers()
 
 
@@ -280,7 +234,7 @@ class _CloseOnFirstMethodRead(requestx.Request):
 
 
 def test_close_racing_a_send_does_not_restart_the_engine(raw_server: RawServer) -> None:
-    before = _engine_threads_baseline()
+    before = engine_threads_baseline()
     client = requestx.Client(timeout=5)
     assert client.get(raw_server.url + "/ok").text == "ok"
     request = _CloseOnFirstMethodRead(client, "GET", raw_server.url + "/ok")
@@ -289,4 +243,4 @@ def test_close_racing_a_send_does_not_restart_the_engine(raw_server: RawServer) 
     with pytest.raises((RuntimeError, requestx.TransportError)):
         client.send(request)
     assert client.is_closed
-    _wait_engine_threads(before)
+    wait_engine_threads(before)

@@ -16,25 +16,18 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import typing
 from pathlib import Path
 
 import pytest
 
 from tests.servers import HypercornServer
 from tests.servers.h2_scripted import ScriptedH2Server
+from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.cross
 
-ROOT = Path(__file__).resolve().parent.parent
 SOURCES = [ROOT / "tests/c/engine_test.c", *sorted((ROOT / "csrc").glob("*.c"))]
 FLAGS = ["-std=c11", "-g", "-O1", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter"]
-
-
-@pytest.fixture(scope="module")
-def h2_script() -> typing.Iterator[ScriptedH2Server]:
-    with ScriptedH2Server() as running:
-        yield running
 
 
 def _libcurl_for(host: str) -> Path:

@@ -34,7 +34,7 @@ from requestx._decoders import (
     decoder_for,
 )
 from requestx._exceptions import DecodingError
-from tests.bombs import zstd_module
+from tests.support.bombs import zstd_module
 
 T = typing.TypeVar("T", bytes, str)
 

@@ -20,19 +20,18 @@ import subprocess
 import sys
 import tracemalloc
 import typing
-from pathlib import Path
 
 import pytest
 
 import requestx
 from requestx._decoders import MAX_PIECE, SUPPORTED_ENCODINGS, decode_all, decoder_for
-from tests.bombs import bomb
-from tests.sanitized import UNDER_ASAN
 from tests.servers import HypercornServer
 from tests.servers.canned import CannedServer
 from tests.servers.nginx import Nginx, nginx_or_skip
+from tests.support.bombs import bomb
+from tests.support.paths import ROOT
+from tests.support.sanitized import UNDER_ASAN
 
-ROOT = Path(__file__).resolve().parent.parent
 CODINGS = [coding for coding in ("gzip", "deflate", "br", "zstd") if coding in SUPPORTED_ENCODINGS]
 RSS_LIMIT_KIB = 30 * 1024  # the bound on peak RSS growth
 
@@ -162,7 +161,7 @@ def test_bombs_end_to_end_stay_small(
 ) -> None:
     bomb_url, ok_url = _urls(server_kind, request)
     result = subprocess.run(
-        [sys.executable, "-m", "tests.bomb_client", mode, bomb_url, ok_url, *CODINGS],
+        [sys.executable, "-m", "tests.support.bomb_client", mode, bomb_url, ok_url, *CODINGS],
         capture_output=True, text=True, timeout=110, cwd=ROOT,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr

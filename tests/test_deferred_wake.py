@@ -23,17 +23,11 @@ import requestx
 from requestx import _core
 from requestx._transports import request_timeouts_ms
 from tests.servers import HypercornServer
-from tests.servers.nginx import Nginx, nginx_or_skip
-from tests.test_async_concurrency import _wait_live_transfers
+from tests.servers.nginx import Nginx
+from tests.support.transfers import wait_live_transfers
 
 # engine.c's DEFER_BATCH: deferred submits that wake the loop thread without a flush.
 DEFER_BATCH = 24
-
-
-@pytest.fixture(scope="module")
-def nginx() -> typing.Iterator[Nginx]:
-    with nginx_or_skip() as running:
-        yield running
 
 
 def _wait_until(condition: typing.Callable[[], bool], timeout: float = 5.0) -> bool:
@@ -294,4 +288,4 @@ async def test_cancelling_requests_whose_wake_up_is_owed(server: HypercornServer
                     doomed.cancel_scope.cancel()
             response = await client.get(server.url + "/echo")
     assert response.status_code == 200
-    assert await _wait_live_transfers(baseline) == baseline
+    assert await wait_live_transfers(baseline) == baseline

@@ -22,19 +22,6 @@ from tests.servers import HypercornServer
 from tests.servers.proxies import ForwardProxy, UnixSocketHTTPServer
 from tests.servers.recorder import RecordedHead, RecordingServer
 
-
-@pytest.fixture(scope="module")
-def recorder() -> typing.Iterator[RecordingServer]:
-    with RecordingServer() as server:
-        yield server
-
-
-@pytest.fixture
-def proxy() -> typing.Iterator[ForwardProxy]:
-    with ForwardProxy() as running:
-        yield running
-
-
 # Each step: method, path, keyword arguments. GETs after every other kind of request, and
 # GETs whose headers, URL and timeout differ from the GET before them.
 SEQUENCE: list[tuple[str, str, dict[str, typing.Any]]] = [

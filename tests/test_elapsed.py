@@ -11,21 +11,14 @@ from __future__ import annotations
 
 import datetime
 import time
-import typing
 
 import pytest
 
 import requestx
 from tests.servers import HypercornServer, RawServer
-from tests.servers.nginx import Nginx, nginx_or_skip
+from tests.servers.nginx import Nginx
 
 pytestmark = pytest.mark.timeout(30)
-
-
-@pytest.fixture(scope="module")
-def nginx() -> typing.Iterator[Nginx]:
-    with nginx_or_skip() as server:
-        yield server
 
 
 def _timed_get(client: requestx.Client, url: str) -> tuple[requestx.Response, float]:

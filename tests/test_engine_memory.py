@@ -13,33 +13,21 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import typing
 from pathlib import Path
 
 import pytest
 
-from tests import bundled_libcurl
-from tests.sanitized import skip_under_asan
 from tests.servers import HypercornServer
 from tests.servers.h2_scripted import ScriptedH2Server
+from tests.support.bundled_libcurl import libcurl_flags
+from tests.support.paths import ROOT
+from tests.support.sanitized import skip_under_asan
 
-ROOT = Path(__file__).resolve().parent.parent
 SOURCES = [str(ROOT / "tests/c/engine_test.c"), *map(str, sorted((ROOT / "csrc").glob("*.c")))]
 
 
-def _libcurl_flags() -> tuple[list[str], list[str]]:
-    """The libcurl the extension links: the bundled build, or the system's when the extension
-    was built with REQUESTX_SYSTEM_LIBCURL=1 (setup.py)."""
-    if os.environ.get("REQUESTX_SYSTEM_LIBCURL", "") not in ("", "0"):
-        return [], ["-lcurl"]
-    prefix = bundled_libcurl.prefix()
-    assert prefix is not None, "scripts/build_libcurl.sh is missing"
-    archives = (prefix / "link-args.txt").read_text().split()
-    return [f"-I{prefix}/include"], archives
-
-
 def _compile(out: Path, *extra_flags: str) -> Path:
-    cflags, libs = _libcurl_flags()
+    cflags, libs = libcurl_flags()
     flags = ["-std=c11", "-D_GNU_SOURCE", "-g", "-O1", "-Wall", "-Wextra", "-Werror"]
     flags += ["-Wno-unused-parameter", f"-I{ROOT / 'csrc'}", *cflags, *extra_flags]
     built = subprocess.run(
@@ -61,12 +49,6 @@ def _assert_passed(result: subprocess.CompletedProcess[str]) -> None:
     assert "all checks passed" in result.stdout
     platform = os.environ.get("REQUESTX_PLATFORM") or "linux"
     assert f"platform: {platform}\n" in result.stdout
-
-
-@pytest.fixture(scope="module")
-def h2_script() -> typing.Iterator[ScriptedH2Server]:
-    with ScriptedH2Server() as running:
-        yield running
 
 
 @pytest.mark.timeout(240)  # the binary gets 180 s (_run); the suite's default 60 s is short

@@ -32,8 +32,8 @@ from requestx._exceptions import (
 )
 from requestx._models import Request
 from requestx._status_codes import codes
-from tests import bundled_libcurl
-from tests.conftest import REQUESTX_ONLY_NAMES
+from tests.support import bundled_libcurl
+from tests.support.public_names import REQUESTX_ONLY_NAMES
 
 # --- The class tree ------------------------------------------------------------------
 

@@ -31,7 +31,7 @@ import requestx
 from requestx import _core
 from tests.servers import HypercornServer
 from tests.servers.nginx import Nginx, nginx_or_skip
-from tests.test_concurrency import _run_threads
+from tests.support.threads import run_threads
 
 # Where gil_probe.c knows CPython's layout: 3.9-3.13 with a GIL, built with its internal headers
 # (a wheel carries what its build saw; the interpreter it runs on may have no headers), on more
@@ -145,7 +145,7 @@ def _hammer(client: requestx.Client, url: str, per_thread: int, expect: str) -> 
             if answer.status_code != 200 or expect.format(tag=tag) not in answer.text:
                 mismatches.append(tag)
 
-    assert _run_threads(THREADS, work) == []
+    assert run_threads(THREADS, work) == []
     return mismatches
 
 

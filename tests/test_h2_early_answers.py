@@ -16,18 +16,14 @@ from __future__ import annotations
 import collections
 import os
 import shutil
-import sys
 import typing
 import uuid
-from pathlib import Path
 
 import anyio
 import pytest
 
 import requestx
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-from nginx import NGINX, Nginx  # noqa: E402
+from tests.servers.nginx import NGINX, Nginx
 
 REQUESTS = 600
 OK = '{"ok":true}'

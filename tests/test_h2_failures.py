@@ -19,12 +19,6 @@ import requestx
 from tests.servers.h2_scripted import ScriptedH2Server
 
 
-@pytest.fixture(scope="module")
-def h2_script() -> typing.Iterator[ScriptedH2Server]:
-    with ScriptedH2Server() as server:
-        yield server
-
-
 @pytest.fixture
 def client(h2_script: ScriptedH2Server) -> typing.Iterator[requestx.Client]:
     h2_script.reset_stats()

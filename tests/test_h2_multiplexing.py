@@ -18,9 +18,9 @@ import anyio
 import pytest
 
 import requestx
-from tests.conftest import TLSFiles
 from tests.servers import HypercornServer
 from tests.servers.nginx import Nginx, nginx_or_skip
+from tests.support.tls import TLSFiles
 
 CONCURRENT = 200
 HYPERCORN_STREAMS = 100  # hypercorn's default h2_max_concurrent_streams

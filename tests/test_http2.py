@@ -19,9 +19,9 @@ import anyio
 import pytest
 
 import requestx
-from tests.conftest import TLSFiles
 from tests.servers import HypercornServer
 from tests.servers.app import COMPRESSED_DOC, pattern_bytes
+from tests.support.tls import TLSFiles
 
 MODES = ["h2", "h2c"]
 

@@ -19,10 +19,11 @@ import time
 
 import pytest
 
-from tests.child_process import run_child
 from tests.servers import HypercornServer, RawServer
+from tests.support import paths
+from tests.support.child_process import run_child
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = str(paths.ROOT)
 MAX_DELAY = 0.5  # seconds from SIGINT to KeyboardInterrupt in the child (requirement: 0.1)
 
 # The child: prints READY before the blocking call, then one JSON line describing the outcome.

@@ -11,13 +11,12 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 import requestx
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SYSTEM_LIBCURL = os.environ.get("REQUESTX_SYSTEM_LIBCURL", "") not in ("", "0")
 
 

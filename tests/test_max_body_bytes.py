@@ -10,23 +10,15 @@ Against hypercorn (Content-Length and chunked bodies) and nginx (a 1 MiB file).
 
 from __future__ import annotations
 
-import typing
-
 import pytest
 
 import requestx
 from tests.servers import HypercornServer
 from tests.servers.app import pattern_bytes
-from tests.servers.nginx import Nginx, nginx_or_skip
+from tests.servers.nginx import Nginx
 
 LIMIT = 1 << 20
 TOO_LARGE = r"larger than 1048576 bytes \(max_body_bytes\)"
-
-
-@pytest.fixture(scope="module")
-def nginx() -> typing.Iterator[Nginx]:
-    with nginx_or_skip() as server:
-        yield server
 
 
 @pytest.mark.parametrize("framing", ["", "?chunked=1"], ids=["content-length", "chunked"])

@@ -31,18 +31,6 @@ from tests.servers.recorder import RecordedHead, RecordingServer
 PLAIN_METHODS = ["GET", "HEAD", "OPTIONS", "DELETE"]
 
 
-@pytest.fixture(scope="module")
-def recorder() -> typing.Iterator[RecordingServer]:
-    with RecordingServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def nginx() -> typing.Iterator[Nginx]:
-    with nginx_or_skip() as server:
-        yield server
-
-
 def _heads_of(recorder: RecordingServer, send: typing.Callable[[], object]) -> list[RecordedHead]:
     recorder.reset()
     send()

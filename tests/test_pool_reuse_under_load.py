@@ -29,9 +29,9 @@ import anyio
 import pytest
 
 import requestx
-from tests.conftest import TLSFiles
 from tests.servers import HypercornServer
-from tests.servers.nginx import Nginx, nginx_or_skip
+from tests.servers.nginx import Nginx
+from tests.support.tls import TLSFiles
 
 pytestmark = pytest.mark.anyio
 
@@ -50,12 +50,6 @@ class Origin:
     connections: typing.Callable[[], int]  # connections accepted so far
     requests: typing.Callable[[], int]  # requests answered so far
     verify: typing.Any = True
-
-
-@pytest.fixture(scope="module")
-def nginx() -> typing.Iterator[Nginx]:
-    with nginx_or_skip() as server:
-        yield server
 
 
 def _nginx_origin(server: Nginx) -> Origin:

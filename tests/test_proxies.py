@@ -8,7 +8,6 @@ and the raw RecordingServer where the exact request head matters.
 
 from __future__ import annotations
 
-import base64
 import socket
 import threading
 import time
@@ -19,31 +18,23 @@ import anyio
 import pytest
 
 import requestx
-from tests.conftest import TLSFiles
 from tests.servers._socket_server import SocketServer
 from tests.servers.hypercorn_server import HypercornServer
 from tests.servers.nginx import Nginx, nginx_or_skip
 from tests.servers.proxies import ForwardProxy, Socks5Proxy
 from tests.servers.recorder import RecordingServer
 from tests.servers.tinyproxy import Tinyproxy, tinyproxy_or_skip
+from tests.support.echo import basic
+from tests.support.network import closed_port
+from tests.support.tls import TLSFiles
 
 CREDENTIALS = ("proxy-user", "pässword:with colon")
-
-
-def _basic(user: str, password: str) -> str:
-    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
 
 
 @pytest.fixture(scope="module")
 def nginx_origin() -> typing.Iterator[Nginx]:
     with nginx_or_skip(http2=True, log=True) as server:
         yield server
-
-
-@pytest.fixture
-def proxy() -> typing.Iterator[ForwardProxy]:
-    with ForwardProxy() as running:
-        yield running
 
 
 @pytest.fixture
@@ -207,7 +198,7 @@ def test_proxy_credentials_reach_the_proxy_and_not_the_origin(
         echoed = client.get(server.url + "/echo").json()
     names = [name for name, _ in echoed["headers"]]
     assert "proxy-authorization" not in names
-    assert auth_proxy.requests[0].header("proxy-authorization") == _basic(user, password)
+    assert auth_proxy.requests[0].header("proxy-authorization") == basic(user, password)
     assert auth_proxy.rejected_auth == 0
 
 
@@ -221,7 +212,7 @@ def test_proxy_credentials_on_the_connect_only(
     assert "proxy-authorization" not in names and "x-proxy-only" not in names
     (connect,) = auth_proxy.requests
     assert connect.request_line.startswith("CONNECT ")
-    assert connect.header("proxy-authorization") == _basic(*CREDENTIALS)
+    assert connect.header("proxy-authorization") == basic(*CREDENTIALS)
     assert connect.header("x-proxy-only") == "1"
 
 
@@ -313,16 +304,10 @@ def test_socks5_wrong_credentials_raise_proxy_error(server: HypercornServer) -> 
 # --- failures ---------------------------------------------------------------------------------
 
 
-def _closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return typing.cast(int, sock.getsockname()[1])
-
-
 @pytest.mark.parametrize("scheme", ["http", "socks5"])
 def test_an_unreachable_proxy_raises_proxy_error(scheme: str, server: HypercornServer) -> None:
     server.reset_stats()
-    proxy = f"{scheme}://127.0.0.1:{_closed_port()}"
+    proxy = f"{scheme}://127.0.0.1:{closed_port()}"
     with requestx.Client(proxy=proxy) as client, pytest.raises(requestx.ProxyError, match="proxy"):
         client.get(server.url + "/json")
     assert server.request_count() == 0
@@ -330,7 +315,7 @@ def test_an_unreachable_proxy_raises_proxy_error(scheme: str, server: HypercornS
 
 @pytest.mark.anyio
 async def test_async_unreachable_proxy_raises_proxy_error(server: HypercornServer) -> None:
-    async with requestx.AsyncClient(proxy=f"http://127.0.0.1:{_closed_port()}") as client:
+    async with requestx.AsyncClient(proxy=f"http://127.0.0.1:{closed_port()}") as client:
         with pytest.raises(requestx.ProxyError):
             await client.get(server.url + "/json")
 

@@ -24,7 +24,7 @@ from tests.servers.proxies import ForwardProxy, Socks5Proxy, UnixSocketHTTPServe
 from tests.servers.recorder import RecordingServer
 
 if TYPE_CHECKING:
-    from tests.conftest import TLSFiles
+    from tests.support.tls import TLSFiles
 
 TIMEOUT = 5.0
 BASIC = "Basic " + base64.b64encode(b"user:pass").decode()

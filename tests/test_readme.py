@@ -10,14 +10,14 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from pathlib import Path
 
 import pytest
 
 from tests.servers.hypercorn_server import HypercornServer
 from tests.servers.proxies import ForwardProxy, UnixSocketHTTPServer
+from tests.support.paths import ROOT
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = ROOT / "README.md"
 EXAMPLES = re.findall(r"<!-- tested -->\n```python\n(.*?)```", README.read_text(), re.S)
 
 

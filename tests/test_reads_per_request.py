@@ -17,17 +17,16 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import typing
 from pathlib import Path
 
 import pytest
 
-from tests.child_process import run_child
-from tests.sanitized import skip_under_asan
 from tests.servers import HypercornServer
-from tests.servers.nginx import Nginx, nginx_or_skip
+from tests.servers.nginx import Nginx
+from tests.support.child_process import run_child
+from tests.support.paths import ROOT
+from tests.support.sanitized import skip_under_asan
 
-ROOT = Path(__file__).resolve().parent.parent
 REQUESTS = 40
 
 pytestmark = [
@@ -64,12 +63,6 @@ def shim(tmp_path_factory: pytest.TempPathFactory) -> Path:
         check=True, capture_output=True, text=True,
     )  # fmt: skip
     return out
-
-
-@pytest.fixture(scope="module")
-def nginx() -> typing.Iterator[Nginx]:
-    with nginx_or_skip() as server:
-        yield server
 
 
 def _reads(shim: Path, tmp_path: Path, url: str, mode: str, count: int, expect: str) -> list[int]:

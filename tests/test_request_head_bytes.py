@@ -13,8 +13,6 @@ and async, plain path and general.
 
 from __future__ import annotations
 
-import typing
-
 import anyio
 import pytest
 
@@ -49,12 +47,6 @@ def _expected_head(request: requestx.Request) -> bytes:
     fields.sort(key=lambda field: field[0].lower() == b"connection")  # stable: only moves it
     lines += [name + b": " + value if value else name + b":" for name, value in fields]
     return b"\r\n".join(lines)
-
-
-@pytest.fixture(scope="module")
-def recorder() -> typing.Iterator[RecordingServer]:
-    with RecordingServer() as server:
-        yield server
 
 
 @pytest.mark.parametrize("path", ["plain", "general"])

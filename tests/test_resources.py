@@ -24,9 +24,10 @@ import pytest
 
 import requestx
 from requestx import _core
-from tests.sanitized import skip_under_asan
 from tests.servers import HypercornServer
 from tests.servers.fast_server import FastServer
+from tests.support.sanitized import skip_under_asan
+from tests.support.threads import engine_threads, engine_threads_baseline
 
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 BODY_SIZE = 4096  # per response: a leaked body buffer would add 70 MB over the run
@@ -74,21 +75,6 @@ def _open_fds() -> set[tuple[int, str]]:
         with contextlib.suppress(FileNotFoundError):
             found.add((int(name), os.readlink(f"/proc/self/fd/{name}")))
     return found
-
-
-def _engine_threads() -> int:
-    """Threads Python does not know about: the engines' loop threads (see test_concurrency)."""
-    python_threads = {thread.native_id for thread in threading.enumerate()}
-    return sum(1 for tid in os.listdir("/proc/self/task") if int(tid) not in python_threads)
-
-
-def _engine_threads_baseline() -> int:
-    # Exiting Python threads of the in-process test servers show up briefly: take the minimum.
-    counts = []
-    for _ in range(5):
-        counts.append(_engine_threads())
-        time.sleep(0.01)
-    return min(counts)
 
 
 def _settle(check: typing.Callable[[], bool], timeout: float = 2.0) -> bool:
@@ -165,7 +151,7 @@ def test_no_growth_over_failing_requests() -> None:
 def test_close_releases_every_descriptor_and_the_thread(fast: FastServer) -> None:
     gc.collect()
     fds_before = _open_fds()
-    threads_before = _engine_threads_baseline()
+    threads_before = engine_threads_baseline()
 
     client = requestx.Client(base_url=fast.url, limits=requestx.Limits(max_connections=4))
     errors: list[BaseException] = []
@@ -190,26 +176,26 @@ def test_close_releases_every_descriptor_and_the_thread(fast: FastServer) -> Non
     # (test_blocking_lanes), which take the requests first.
     started = client._engine.stats()["engines"]
     assert started >= 1 + (client._engine.stats()["lanes"] > 1)
-    assert _settle(lambda: _engine_threads() == threads_before + started)
+    assert _settle(lambda: engine_threads() == threads_before + started)
 
     client.close()
     gc.collect()
     assert _settle(lambda: not (_open_fds() - fds_before)), sorted(_open_fds() - fds_before)
-    assert _settle(lambda: _engine_threads() <= threads_before)
+    assert _settle(lambda: engine_threads() <= threads_before)
     assert _no_live_transfers()
 
 
 def test_many_clients_leave_nothing_behind(fast: FastServer) -> None:
     gc.collect()
     fds_before = _open_fds()
-    threads_before = _engine_threads_baseline()
+    threads_before = engine_threads_baseline()
     rss_before = _rss()
     for i in range(100):
         with requestx.Client() as client:
             assert client.get(f"{fast.url}/{i}").status_code == 200
     gc.collect()
     assert _settle(lambda: not (_open_fds() - fds_before)), sorted(_open_fds() - fds_before)
-    assert _settle(lambda: _engine_threads() <= threads_before)
+    assert _settle(lambda: engine_threads() <= threads_before)
     assert _rss() - rss_before < 10 * 1024 * 1024
     assert _no_live_transfers()
 
@@ -217,15 +203,15 @@ def test_many_clients_leave_nothing_behind(fast: FastServer) -> None:
 def test_an_unclosed_client_is_cleaned_up_by_garbage_collection(fast: FastServer) -> None:
     gc.collect()
     fds_before = _open_fds()
-    threads_before = _engine_threads_baseline()
+    threads_before = engine_threads_baseline()
     client = requestx.Client()
     assert client.get(fast.url).status_code == 200
     # One request, on a blocking lane (test_blocking_lanes): the lane's engine alone started.
     assert client._engine.stats()["lanes"] == 1
-    assert _settle(lambda: _engine_threads() == threads_before + 1)
+    assert _settle(lambda: engine_threads() == threads_before + 1)
     del client
     gc.collect()
-    assert _settle(lambda: _engine_threads() <= threads_before)
+    assert _settle(lambda: engine_threads() <= threads_before)
     assert _settle(lambda: not (_open_fds() - fds_before)), sorted(_open_fds() - fds_before)
 
 

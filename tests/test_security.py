@@ -13,9 +13,9 @@ import pytest
 
 import requestx
 from requestx import _client
-from tests.conftest import TLSFiles
 from tests.servers import HypercornServer
 from tests.servers.recorder import RecordingServer
+from tests.support.tls import TLSFiles
 
 SECRETS = {
     "Authorization": "Bearer secret-token",

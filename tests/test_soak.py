@@ -12,18 +12,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from tests.sanitized import UNDER_ASAN
 from tests.servers.nginx import nginx_or_skip
+from tests.support.paths import ROOT
+from tests.support.sanitized import UNDER_ASAN
 
 # ASan's allocator keeps freed memory in quarantine, so RSS says nothing about leaks there
 # (tests/sanitized.py): under it the mix still runs and every outcome is checked.
 MAX_GROWTH_MB = 1000 if UNDER_ASAN else 5
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.timeout(300)

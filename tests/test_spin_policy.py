@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_engine_memory import ROOT, _libcurl_flags
+from tests.support.bundled_libcurl import libcurl_flags
+from tests.support.paths import ROOT
 
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc (a wheel's clean room has none)")
 def test_spin_policy(tmp_path: Path) -> None:
-    cflags, _ = _libcurl_flags()  # transfer.h includes curl/curl.h; nothing is linked
+    cflags, _ = libcurl_flags()  # transfer.h includes curl/curl.h; nothing is linked
     binary = tmp_path / "spin_test"
     sanitizers = "-fsanitize=address,undefined"
     sources = [ROOT / "tests/c/spin_test.c", ROOT / "csrc/spin.c", ROOT / "csrc/thread_posix.c"]

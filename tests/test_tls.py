@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 import requestx
-from tests.conftest import TLSFiles
 from tests.servers import HypercornServer
+from tests.support.tls import TLSFiles
 
 
 @pytest.fixture(autouse=True)

@@ -15,10 +15,10 @@ import typing
 import pytest
 
 import requestx
-from tests.conftest import TLSFiles
 from tests.servers.hypercorn_server import HypercornServer
 from tests.servers.proxies import UnixSocketHTTPServer
 from tests.servers.recorder import RecordingServer
+from tests.support.tls import TLSFiles
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ HTTPTransport settings (including connect retries), NetRCAuth."""
 from __future__ import annotations
 
 import inspect
-import socket
 import time
 import typing
 
@@ -12,8 +11,9 @@ import httpx
 import pytest
 
 import requestx
-from tests.conftest import REQUESTX_ONLY_NAMES
 from tests.servers import HypercornServer
+from tests.support.network import closed_port
+from tests.support.public_names import REQUESTX_ONLY_NAMES
 
 # httpx names requestx does not provide yet (listed in the issue's closing note). Keeping the
 # list here makes adding one of them, or losing another, a test failure to look at.
@@ -121,14 +121,8 @@ def test_http_transport_used_directly(server: HypercornServer) -> None:
         response.close()
 
 
-def _closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return typing.cast(int, sock.getsockname()[1])
-
-
 def test_http_transport_retries_connect_errors() -> None:
-    url = f"http://127.0.0.1:{_closed_port()}/"
+    url = f"http://127.0.0.1:{closed_port()}/"
     transport = requestx.HTTPTransport(retries=2)
     with requestx.Client(transport=transport) as client:
         started = time.monotonic()
@@ -141,7 +135,7 @@ def test_http_transport_retries_connect_errors() -> None:
 
 @pytest.mark.anyio
 async def test_async_http_transport_retries_connect_errors() -> None:
-    url = f"http://127.0.0.1:{_closed_port()}/"
+    url = f"http://127.0.0.1:{closed_port()}/"
     async with requestx.AsyncClient(transport=requestx.AsyncHTTPTransport(retries=1)) as client:
         with pytest.raises(requestx.ConnectError):
             await client.get(url)

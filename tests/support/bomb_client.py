@@ -1,8 +1,8 @@
 """
-The client side of tests/test_decompression_bomb.py, run in a child process so that its
+The client side of tests/faults/test_decompression_bombs.py, run in a child process so that its
 peak resident set size is the client's alone:
 
-    python -m tests.bomb_client MODE BASE_URL OK_URL CODING...
+    python -m tests.support.bomb_client MODE BASE_URL OK_URL CODING...
 
 MODE is blocking, asyncio or trio. For each coding it fetches BASE_URL + coding (a body
 that decodes to 1 GiB) three ways, each on a fresh client, each followed by a GET of

@@ -10,7 +10,9 @@ import os
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.support import paths
+
+ROOT = str(paths.ROOT)
 
 
 def run_child(
