@@ -704,7 +704,7 @@ const char *rx_transfer_http_version(const rx_transfer *t)
  * the response after a failed write). libcurl 8.22 fails such a transfer with
  * CURLE_SEND_ERROR when the body is fed by callback and resumes after the server's
  * RST_STREAM(NO_ERROR): measured 4 failures in 8,400 fed POSTs to nginx, h2c and TLS, before
- * this check (tests/test_h2_early_answers.py), none in 9,600 after.
+ * this check (tests/faults/test_h2_early_answers.py), none in 9,600 after.
  * Complete means the whole Content-Length arrived; without one it cannot be told. */
 static int answered_before_failed_send(const rx_transfer *t, CURLcode result, long status)
 {

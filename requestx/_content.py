@@ -198,7 +198,7 @@ _FORM_UNQUOTED = re.compile(r"[A-Za-z0-9_.~-]*").fullmatch
 
 def _form_field(name: typing.Any, value: str) -> str:
     """`urlencode([(name, value)])`, without its per-character work for the common field
-    whose name and value need no quoting (tests/test_uploads.py compares the two)."""
+    whose name and value need no quoting (tests/client/test_uploads.py compares the two)."""
     if type(name) is not str:
         return urlencode([(name, value)])  # bytes and other names, as urlencode treats them
     return (

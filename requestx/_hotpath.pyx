@@ -11,7 +11,7 @@ attribute reads and writes and skip the loop: about a third of that layer.
 
 Objects are made as `cls.__new__(cls)` and given the attributes their `__init__` would
 give them (a `Response` only those that differ from its class-level defaults);
-tests/test_plain_requests.py holds what the plain path builds to what the general path does.
+tests/client/test_plain_path.py holds what the plain path builds to what the general path does.
 """
 
 cimport cython
@@ -56,7 +56,7 @@ cpdef plain_url(client, url):
     auth, cookies, hooks or mounts, no headers that set Host or framing (a body's own framing
     headers are then consistent with it by construction), and whose send steps are not
     overridden. None: the caller takes the general path, which would build the same request
-    (tests/test_plain_requests.py)."""
+    (tests/client/test_plain_path.py)."""
     if type(url) is not str:
         return None
     hooks = client._event_hooks

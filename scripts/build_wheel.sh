@@ -179,8 +179,9 @@ venv_py="$out/venv/bin/python"
 # the installed wheel.
 suite="$out/suite"
 mkdir -p "$suite/scripts"
-# tests/ imports benchmarks/nginx.py; test_libcurl.py reads setup.py and the libcurl pins;
-# test_engine_memory.py compiles csrc/ against the cached libcurl (the C engine alone).
+# tests/ imports benchmarks/nginx.py; tests/libcurl/test_pinned_build.py reads setup.py and the
+# libcurl pins; tests/engine/test_engine_memory.py compiles csrc/ against the cached libcurl (the
+# C engine alone).
 cp -a "$out/src/tests" "$out/src/benchmarks" "$out/src/csrc" "$out/src/pyproject.toml" \
     "$out/src/setup.py" "$out/src/README.md" "$suite/"
 cp -a "$out/src/scripts/pinned-sources.txt" "$out/src/scripts/build_libcurl.sh" \

@@ -16,7 +16,7 @@
 # benchmarks/, pyproject.toml, setup.py, README.md, the libcurl pins and the check scripts into
 # a folder without requestx/, and runs scripts/check_wheel.py --require-installed,
 # scripts/smoke_wheel.py (GET, POST JSON, HTTP/2 over TLS, a streamed download) and pytest
-# without tests/test_engine_memory.py (it compiles csrc/; tests that need gcc or nginx skip).
+# without tests/engine/test_engine_memory.py (it compiles csrc/; tests that need gcc or nginx skip).
 # Needs root (debootstrap, chroot, mounts) and debootstrap (apt-get install -y debootstrap).
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -98,5 +98,5 @@ chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/bin:/bin LANG=C.UTF-8 \
         ../venv/bin/python scripts/check_wheel.py --require-installed
         ../venv/bin/python scripts/smoke_wheel.py
         ../venv/bin/python -m pytest -p no:cacheprovider -q \
-            --ignore=tests/test_engine_memory.py "$@"
+            --ignore=tests/engine/test_engine_memory.py "$@"
     ' clean-room ${pytest_args[@]+"${pytest_args[@]}"}

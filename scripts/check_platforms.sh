@@ -7,9 +7,9 @@
 # Installs what it needs first (as root: gcc-aarch64-linux-gnu, qemu-user-static, Debian's
 # arm64 -dev packages of OpenSSL, zlib, brotli and zstd, gcc-mingw-w64-x86-64,
 # libz-mingw-w64-dev and wine64; otherwise it prints the apt-get command), then runs
-# tests/test_cross_builds.py (`pytest -m cross`). About 4 minutes on a clean machine (two libcurl
-# builds, cached after that), 2 minutes after. Not part of scripts/test.sh, which compiles the
-# same sources for musl and Windows (scripts/check_portable.sh) but runs nothing emulated.
+# tests/engine/test_cross_builds.py (`pytest -m cross`). About 4 minutes on a clean machine (two
+# libcurl builds, cached after that), 2 minutes after. Not part of scripts/test.sh, which compiles
+# the same sources for musl and Windows (scripts/check_portable.sh) but runs nothing emulated.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
@@ -33,4 +33,4 @@ if [ ${#missing[@]} -gt 0 ]; then
     apt-get update -qq >/dev/null
     apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-exec .venv/bin/python -m pytest -m cross tests/test_cross_builds.py "$@"
+exec .venv/bin/python -m pytest -m cross tests/engine/test_cross_builds.py "$@"

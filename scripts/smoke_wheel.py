@@ -19,9 +19,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import requestx  # noqa: E402
-from tests.conftest import TLSFiles  # noqa: E402
 from tests.servers import HypercornServer  # noqa: E402
 from tests.servers.app import pattern_bytes  # noqa: E402
+from tests.support.tls import TLSFiles  # noqa: E402
 
 
 def main() -> None:

@@ -10,7 +10,7 @@
 # build is put back afterwards, with its timestamp, and scripts/test.sh rebuilds if a
 # sanitized one was ever left behind. Python itself is not instrumented, so the ASan runtime
 # is preloaded, and leak detection is off (the interpreter keeps memory on purpose at exit;
-# the engine's own leaks are valgrind's job, tests/test_engine_memory.py). Any ASan or UBSan
+# the engine's own leaks are valgrind's job, tests/engine/test_engine_memory.py). Any ASan or UBSan
 # report fails the run.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -38,7 +38,7 @@ asan_runtime="$(gcc -print-file-name=libasan.so)"
 ubsan_runtime="$(gcc -print-file-name=libubsan.so)"
 report="$repo/$stage/sanitizer"
 export LD_PRELOAD="$asan_runtime:$ubsan_runtime"
-export REQUESTX_TEST_ASAN=1 # tests/sanitized.py: memory figures and child sanitizers skip
+export REQUESTX_TEST_ASAN=1 # tests/support/sanitized.py: memory figures and child sanitizers skip
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:log_path=$report"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$report"
 

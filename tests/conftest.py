@@ -10,6 +10,15 @@ Fixtures:
                  .ca_file (trust this), .cert_file (server key + chain)
     tls_server   HypercornServer over TLS offering h2 and http/1.1 (one per session)
     tls_h1_server  the same offering http/1.1 only (ALPN fallback tests)
+    nginx        nginx with its default configuration, one per module (skipped without nginx);
+                 a module that needs another configuration defines its own `nginx`
+    fast         FastServer, hypercorn in a subprocess (one per module; its sockets are not in
+                 this process's fd table)
+    recorder     RecordingServer: the exact request heads it received (one per module)
+    proxy        ForwardProxy: a forwarding and CONNECT-tunnelling HTTP proxy (one per test)
+    h2_script    ScriptedH2Server: h2c whose misbehaviour each path chooses (one per module)
+
+Helpers the tests share are in tests/support/, the servers in tests/servers/.
 
 At the end of the session every C object of the engine (transfers, easy handles, buffers) must
 be gone once the clients and responses are (`_no_engine_objects_left`).
@@ -20,12 +29,17 @@ from __future__ import annotations
 import gc
 import importlib.util
 import time
-from pathlib import Path
 from typing import Iterator
 
 import pytest
 
 from tests.servers import HypercornServer, RawServer
+from tests.servers.fast_server import FastServer
+from tests.servers.h2_scripted import ScriptedH2Server
+from tests.servers.nginx import Nginx, nginx_or_skip
+from tests.servers.proxies import ForwardProxy
+from tests.servers.recorder import RecordingServer
+from tests.support.tls import TLSFiles
 
 # Variables that would silently route test traffic through a proxy or change which CA bundle
 # is trusted; httpx's suite clears the same set.
@@ -34,10 +48,6 @@ _ENV_TO_CLEAR = [
     "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy",
     "SSL_CERT_FILE", "SSL_CERT_DIR",
 ]  # fmt: skip
-
-
-# Public names requestx has and httpx does not (docs/differences.md, "Additions").
-REQUESTX_ONLY_NAMES = {"ResponseTooLarge"}
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -73,20 +83,6 @@ def server() -> Iterator[HypercornServer]:
         yield running
 
 
-class TLSFiles:
-    """A test CA and a server certificate for 127.0.0.1 and localhost, written to files."""
-
-    def __init__(self, directory: Path) -> None:
-        import trustme
-
-        self.ca = trustme.CA()
-        self.server_cert = self.ca.issue_cert("127.0.0.1", "localhost")
-        self.ca_file = str(directory / "ca.pem")
-        self.cert_file = str(directory / "server.pem")
-        self.ca.cert_pem.write_to_path(self.ca_file)
-        self.server_cert.private_key_and_cert_chain_pem.write_to_path(self.cert_file)
-
-
 @pytest.fixture(scope="session")
 def tls(tmp_path_factory: pytest.TempPathFactory) -> TLSFiles:
     return TLSFiles(tmp_path_factory.mktemp("tls"))
@@ -115,6 +111,37 @@ def _raw_server_session() -> Iterator[RawServer]:
 def raw_server(_raw_server_session: RawServer) -> Iterator[RawServer]:
     yield _raw_server_session
     _raw_server_session.release()  # "stall" holds its socket only until the test ends
+
+
+@pytest.fixture(scope="module")
+def nginx() -> Iterator[Nginx]:
+    with nginx_or_skip() as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def fast() -> Iterator[FastServer]:
+    # In another process, so that its sockets are not in this process's fd table.
+    with FastServer() as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def recorder() -> Iterator[RecordingServer]:
+    with RecordingServer() as running:
+        yield running
+
+
+@pytest.fixture
+def proxy() -> Iterator[ForwardProxy]:
+    with ForwardProxy() as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def h2_script() -> Iterator[ScriptedH2Server]:
+    with ScriptedH2Server() as running:
+        yield running
 
 
 _HAVE_UVLOOP = importlib.util.find_spec("uvloop") is not None

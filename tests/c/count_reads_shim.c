@@ -1,8 +1,9 @@
-/* LD_PRELOAD shim for tests/test_reads_per_request.py: counts the process's recv() calls, those
- * that found nothing to read (EAGAIN), and those of them that came straight after a send() on
- * the same socket (no read in between: a read for an answer that cannot have come yet), and
- * writes the three to $RX_COUNT_READS_FILE at exit. libcurl (linked into the extension) calls
- * libc's send() and recv(), so the shim sees every request it sends and every read it makes. */
+/* LD_PRELOAD shim for tests/libcurl/test_reads_per_request.py: counts the process's recv()
+ * calls, those that found nothing to read (EAGAIN), and those of them that came straight after a
+ * send() on the same socket (no read in between: a read for an answer that cannot have come
+ * yet), and writes the three to $RX_COUNT_READS_FILE at exit. libcurl (linked into the
+ * extension) calls libc's send() and recv(), so the shim sees every request it sends and every
+ * read it makes. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>

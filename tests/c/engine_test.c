@@ -3,7 +3,7 @@
  *   engine_test BASE_URL H2_URL   the suite's ASGI server, and its scripted h2c server
  *
  * Exits 0 when every check passed; prints the failed check otherwise. Built and run under
- * valgrind by tests/test_engine_memory.py. */
+ * valgrind by tests/engine/test_engine_memory.py. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -26,7 +26,7 @@ writes. Routes (all methods unless noted):
                             JSON `COMPRESSED_DOC` compressed with that coding (brotli and zstd
                             only when their module is importable, else 404); ?size=n instead sends
                             n bytes of b"a" compressed (for decompression-size tests)
-    /bomb/{coding}          a decompression bomb (`tests/bombs.py`): about 1 MB or less of
+    /bomb/{coding}          a decompression bomb (`tests/support/bombs.py`): about 1 MB or less of
                             gzip, deflate, br or zstd that decodes to 1 GiB of zeros
     /charset/{name}[?text=...&param=0]
                             text (default `CHARSET_TEXT`) encoded in that charset, with
@@ -56,7 +56,7 @@ import zlib
 from typing import Any, Awaitable, Callable
 from urllib.parse import parse_qsl
 
-from .. import bombs
+from ..support import bombs
 from . import digest
 
 try:  # optional: the /brotli and /zstd routes exist only when their codec does

@@ -47,8 +47,8 @@ class HypercornServer(Lifecycle):
         self.alpn = alpn  # offered over TLS; ("http/1.1",) makes an HTTP/1.1-only server
         self.client_ca = client_ca  # require client certificates signed by this CA (mTLS)
         # HTTP/2 streams a connection may carry at once. hypercorn's own default is 100; the
-        # shared servers allow 1000 so that bursts fit, and tests/test_h2_multiplexing.py runs
-        # servers with the default to check that requests beyond it wait for a stream.
+        # shared servers allow 1000 so that bursts fit, and tests/client/test_h2_multiplexing.py
+        # runs servers with the default to check that requests beyond it wait for a stream.
         self.max_streams = max_streams
         self.port = 0
         self._thread: threading.Thread | None = None

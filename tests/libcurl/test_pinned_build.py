@@ -1,0 +1,70 @@
+"""The libcurl inside requestx: the pinned build, with what the engine relies on.
+
+The default build links the libcurl that scripts/build_libcurl.sh builds from the pins in
+scripts/pinned-sources.txt, statically; REQUESTX_SYSTEM_LIBCURL=1 links a system one instead
+(at or above setup.py's floor), and then only the floor and the features are checked.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+import requestx
+from tests.support.paths import ROOT
+
+SYSTEM_LIBCURL = os.environ.get("REQUESTX_SYSTEM_LIBCURL", "") not in ("", "0")
+
+
+def _pinned_curl_version() -> str:
+    for line in (ROOT / "scripts/pinned-sources.txt").read_text().splitlines():
+        fields = line.split()
+        if fields and fields[0] == "curl":
+            return fields[1]
+    raise AssertionError("no curl pin in scripts/pinned-sources.txt")
+
+
+def test_http2_brotli_and_zstd_are_built_in() -> None:
+    info = requestx.__libcurl__
+    assert info["http2"] and info["nghttp2"]
+    assert info["brotli"] and info["zstd"] and info["libz"]
+    assert info["async_dns"]  # the threaded resolver: a slow DNS lookup does not block the loop
+    assert info["ssl"] and info["ssl"].startswith("OpenSSL/")
+
+
+@pytest.mark.skipif(SYSTEM_LIBCURL, reason="built against the system libcurl")
+def test_the_linked_libcurl_is_the_pinned_release() -> None:
+    info = requestx.__libcurl__
+    assert info["version"].split("-")[0] == _pinned_curl_version()
+    assert set(info["protocols"]) == {"http", "https"}  # nothing else compiled in
+
+
+def test_the_linked_libcurl_is_at_or_above_the_floor() -> None:
+    setup_py = (ROOT / "setup.py").read_text()
+    floor = re.search(r"LIBCURL_FLOOR = \((\d+), (\d+), (\d+)\)", setup_py)
+    assert floor is not None
+    wanted = tuple(int(part) for part in floor.groups())
+    num = requestx.__libcurl__["version_num"]
+    assert (num >> 16, (num >> 8) & 0xFF, num & 0xFF) >= wanted
+
+
+def test_info_is_read_only() -> None:
+    with pytest.raises(TypeError):
+        requestx.__libcurl__["http2"] = False  # type: ignore[index]
+
+
+@pytest.mark.skipif(SYSTEM_LIBCURL, reason="built against the system libcurl")
+def test_no_shared_libcurl_is_loaded() -> None:
+    # In a fresh interpreter, so that nothing else the test run imported (pycurl, say) counts.
+    code = "import requestx, sys; sys.stdout.write(open('/proc/self/maps').read())"
+    maps = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True, cwd=ROOT
+    ).stdout
+    loaded = {line.split()[-1] for line in maps.splitlines() if "/" in line}
+    assert not [path for path in loaded if "libcurl" in os.path.basename(path)]
+    assert not [path for path in loaded if "libnghttp2" in os.path.basename(path)]
+    assert any("requestx/_core" in path for path in loaded)  # the extension was looked at

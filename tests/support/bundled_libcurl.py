@@ -1,0 +1,33 @@
+"""Where the tests find the libcurl the extension was built with (scripts/build_libcurl.sh),
+and how to link a C test program against it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from tests.support.paths import ROOT
+
+SCRIPT = ROOT / "scripts" / "build_libcurl.sh"
+
+
+def prefix() -> Path | None:
+    """The bundled build's prefix (include/, lib/, link-args.txt), or None when the tests run
+    from a copy beside an installed wheel, without the script. Builds it when the cache is
+    empty, as setup.py does."""
+    if not SCRIPT.exists():
+        return None
+    out = subprocess.run(["bash", str(SCRIPT)], check=True, stdout=subprocess.PIPE, text=True)
+    return Path(out.stdout.split()[-1])
+
+
+def libcurl_flags() -> tuple[list[str], list[str]]:
+    """The libcurl the extension links: the bundled build, or the system's when the extension
+    was built with REQUESTX_SYSTEM_LIBCURL=1 (setup.py). Compiler flags, then linker flags."""
+    if os.environ.get("REQUESTX_SYSTEM_LIBCURL", "") not in ("", "0"):
+        return [], ["-lcurl"]
+    found = prefix()
+    assert found is not None, "scripts/build_libcurl.sh is missing"
+    archives = (found / "link-args.txt").read_text().split()
+    return [f"-I{found}/include"], archives

@@ -1,0 +1,227 @@
+"""
+The benchmarks still run: each script of `scripts/bench.sh` (and the pytest-benchmark suite) in
+a smoke mode — a fraction of a second per cell, requestx and httpx only (the peers the test
+environment has) — checked for a clean exit and a JSON report whose requestx cells made
+requests without errors. No speed is asserted: speed lives in the benchmarks themselves
+(`docs/performance.md`), never in timed tests.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+import typing
+from pathlib import Path
+
+import pytest
+
+from tests.servers.nginx import nginx_or_skip
+from tests.support.paths import ROOT
+from tests.support.sanitized import skip_under_asan
+
+BENCHMARKS = ROOT / "benchmarks"
+
+
+@pytest.fixture(autouse=True)
+def _needs_nginx() -> None:
+    nginx_or_skip()  # the benchmarks start their own; this only skips (or fails on CI) without
+
+
+def _run(script: str, tmp_path: Path, *arguments: str) -> dict[str, typing.Any]:
+    report = tmp_path / f"{script}.json"
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / script), *arguments, "--json", str(report)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return typing.cast(dict[str, typing.Any], json.loads(report.read_text()))
+
+
+def _requestx_cells(report: dict[str, typing.Any]) -> list[dict[str, typing.Any]]:
+    cells = [cell for cell in report["results"] if cell.get("client") == "requestx"]
+    assert cells, report
+    return cells
+
+
+def test_sync_benchmark_runs(tmp_path: Path) -> None:
+    report = _run(
+        "run_sync.py", tmp_path, "--seconds", "0.2", "--warmup", "0.05",
+        "--clients", "requestx,httpx", "--scenarios", "get,post-c10",
+    )  # fmt: skip
+    for cell in _requestx_cells(report):
+        assert cell["error"] is None and cell["requests"] > 0 and cell["cpu_us_per_request"] > 0
+
+
+def test_async_benchmark_runs(tmp_path: Path) -> None:
+    report = _run(
+        "run_async.py", tmp_path, "--seconds", "0.2", "--warmup", "0.05",
+        "--clients", "requestx,httpx", "--loops", "asyncio,trio", "--concurrency", "1,8",
+    )  # fmt: skip
+    cells = _requestx_cells(report)
+    assert {cell["loop"] for cell in cells} == {"asyncio", "trio"}
+    for cell in cells:
+        assert cell["error"] is None and cell["requests"] > 0
+
+
+def test_h2_benchmark_runs(tmp_path: Path) -> None:
+    report = _run(
+        "run_h2.py", tmp_path, "--seconds", "0.2", "--warmup", "0.05", "--parts", "A,B,C",
+        "--clients", "requestx", "--requests", "200", "--sequential", "200",
+        "--sequential-warmup", "20", "--concurrency", "8",
+    )  # fmt: skip
+    assert report  # parts B and C have their own shapes: a clean exit and a report suffice
+
+
+def test_h2_throughput_repeats_report_medians(tmp_path: Path) -> None:
+    """--repeats: each cell runs once a round, and its row holds the median of its runs."""
+    report = _run(
+        "run_h2.py", tmp_path, "--seconds", "0.2", "--warmup", "0.05", "--parts", "A",
+        "--clients", "requestx", "--protocols", "h2,h2c", "--repeats", "3", "--concurrency", "8",
+    )  # fmt: skip
+    rows = report["throughput"]["results"]
+    assert [row["protocol"] for row in rows] == ["h2", "h2c"]
+    for row in rows:
+        runs = row["runs"]
+        assert len(runs) == 3 and row["failed_runs"] == 0 and row["error"] is None
+        rates = sorted(run["requests_per_second"] for run in runs)
+        assert row["requests_per_second"] == rates[1]
+        assert row["requests"] == sum(run["requests"] for run in runs)
+        assert row["spread"] == pytest.approx((rates[2] - rates[0]) / 2 / rates[1])
+
+
+def test_pytest_benchmark_suite_runs(tmp_path: Path) -> None:
+    pytest.importorskip("pytest_benchmark")
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+            str(BENCHMARKS / "test_bench_sync.py"), str(BENCHMARKS / "test_bench_async.py"),
+            "--benchmark-disable", "-k", "requestx",
+        ],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert " passed" in done.stdout
+
+
+def test_the_comparison_runs(tmp_path: Path) -> None:
+    """benchmarks/compare.py, requestx alone (no peer environments are made in the suite):
+    a report, every run in JSON, and charts when matplotlib is installed."""
+    out = tmp_path / "report"
+    done = subprocess.run(
+        [
+            sys.executable, str(BENCHMARKS / "compare.py"), "--peers", "requestx",
+            "--repeats", "2", "--seconds", "0.2", "--warmup", "0.05", "--out", str(out),
+            # h2 is run_h2.py, smoke-tested above (its peers need the bench extras)
+            "--scenarios", "sync-get,async-get,post-sweep,mixed,async-json1m",
+        ],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    report = (out / "report.md").read_text()
+    for title in ("threads sharing one client", "asyncio", "uvloop", "body size", "1 MiB"):
+        assert title in report
+    assert "| requestx |" in report and "failed" not in report
+    runs = json.loads((out / "results.json").read_text())["outcomes"]
+    # sync-get, async-get (asyncio at 1 and 64 tasks, uvloop at 64), post-sweep, mixed and
+    # async-json1m columns
+    assert len(runs) == 3 + 2 + 1 + 3 + 2 + 1
+    assert all(len(o["runs"]) == 2 and not o["runs"][0].get("error") for o in runs)
+    # Connections are counted at nginx for every run: requestx keeps them alive, so a run at
+    # concurrency N opens at most N (plus none for the later runs of a warm process: each run
+    # is a new process, so it opens its own).
+    for outcome in runs:
+        cell = outcome["cell"]
+        for run in outcome["runs"]:
+            assert 1 <= run["connections"] <= max(cell["concurrency"], 1), (cell, run)
+    assert " conn |" in report
+    # The payload sweep also reports each client's peak memory and failed requests.
+    assert "peak memory" in report and " MiB · 0 (0%)" in report
+    sweep = [o for o in runs if o["cell"]["group"] == "post-sweep"]
+    assert all(run["errors"] == 0 and run["max_rss_kib"] > 0 for o in sweep for run in o["runs"])
+    if importlib.util.find_spec("matplotlib") is not None:
+        assert (out / "sync-get.png").stat().st_size > 1000
+    assert str(out / "report.md") in done.stdout
+
+
+def test_the_comparison_runs_the_load_generator_against_wrk(tmp_path: Path) -> None:
+    """compare.py's `loadgen` scenario: requestx.bench both ways, and wrk when installed."""
+    out = tmp_path / "report"
+    done = subprocess.run(
+        [
+            sys.executable, str(BENCHMARKS / "compare.py"), "--peers", "requestx",
+            "--repeats", "1", "--seconds", "0.5", "--scenarios", "loadgen", "--out", str(out),
+        ],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    loadgen = json.loads((out / "results.json").read_text())["loadgen"]
+    (row,) = loadgen["rounds"]
+    for tool in ("python -m requestx.bench", "python -m requestx.bench --client"):
+        assert row[tool]["rps"] > 0 and row[tool]["errors"] == {}, row
+    report = (out / "report.md").read_text()
+    assert "## Load generator" in report
+    if shutil.which("wrk"):
+        assert row["wrk -t1"]["rps"] > 0
+        assert "requestx.bench ÷ wrk" in report
+
+
+def test_timed_runs_count_failed_requests_and_go_on() -> None:
+    """workload.run_timed counts the calls that raise (the error rate of the payload sweep)
+    instead of ending the run at the first one."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        from workload import run_timed
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    calls = [0]
+
+    def flaky() -> None:
+        calls[0] += 1
+        if calls[0] > 20 and calls[0] % 3 == 0:  # the warm-up (20 calls) succeeds
+            raise ConnectionError("refused")
+
+    measured = run_timed([flaky], 0.05, 0.0)
+    assert measured.errors > 0 and measured.requests > measured.errors
+    assert measured.requests + measured.errors == calls[0] - 20
+    assert measured.error == "ConnectionError: refused"
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="needs valgrind")
+@skip_under_asan  # valgrind cannot run an AddressSanitizer build
+@pytest.mark.timeout(240)
+def test_instructions_per_request_runs() -> None:
+    """benchmarks/instructions.py: two callgrind runs of a workload, the difference per
+    request, and the costliest functions. Small runs (about 20 s, start-up under callgrind):
+    only the form and a plausible range are checked."""
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "instructions.py"), "sync", "--requests", "10", "30",
+         "--top", "2"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    assert len(lines) == 3, done.stdout
+    name, count, *rest = lines[0].split()
+    assert name == "sync" and rest == ["instructions", "per", "request"], lines[0]
+    # a GET through the whole client: tens of thousands of instructions, not a few, not millions
+    assert 10_000 < int(count.replace(",", "")) < 1_000_000, lines[0]
+    for row in lines[1:]:
+        cost, function = row.split(maxsplit=1)
+        assert int(cost.replace(",", "")) > 0 and function, row
+
+
+def test_wake_cost_probe_runs(tmp_path: Path) -> None:
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler")
+    report = _run("wake_cost.py", tmp_path, "--rounds", "1", "--requests", "300", "--naps", "10")
+    assert set(report["runs"]) == {"sleep", "spin", "nap:10"}
+    for runs in report["runs"].values():
+        (run,) = runs
+        assert run["requests_per_second"] > 0 and run["cpu_us_per_request"] > 0
+        assert 0 <= run["answered_during_nap"] <= 1
