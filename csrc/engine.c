@@ -19,7 +19,8 @@
 
 RX_THREAD_LOCAL int64_t rx_loop_now_ms;
 
-/* Easy handles alive in this process (tests assert it returns to zero; rx_engine_live_easy). */
+/* Easy handles alive in this process (tests assert that rx_engine_live_easy_handles() returns
+ * to zero). */
 static long live_easy_handles; /* atomic */
 
 static int prepare_easy(rx_easy *x, void *engine);
@@ -628,7 +629,7 @@ static int poll_until(rx_engine *e, rx_poll_event *events, int64_t until_us,
  *     late;
  *   - with several in flight, events keep coming without a spin, and on a busy machine a spin
  *     takes the CPU from the threads that produce them (the event loop, the server): 64 async
- *     tasks on uvloop ran 44k requests/s with it and 56k without it (docs/performance.md);
+ *     tasks on uvloop ran 46.9k requests/s with it and 51.2k without it (docs/performance.md);
  *   - a slow server would cost a spin per wait for nothing (186 us of CPU per async request to
  *     a server that answers in 1 ms, against 116 us for aiohttp).
  * Idle, it spins through its linger. */

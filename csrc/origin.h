@@ -6,7 +6,7 @@
  * connection per origin where the requests beyond the limit wait for a stream to end. Measured
  * on libcurl 8.22, 200 concurrent requests against hypercorn (100 streams), 20 runs each: without
  * the wait below, 9 to 14 runs of h2c GETs and 4 to 9 of TLS POSTs used 2 connections; with
- * it, none did (docs/architecture.md). libcurl has no option for it
+ * it, none did (tests/test_h2_multiplexing.py checks for one). libcurl has no option for it
  * (CURLMOPT_MAX_HOST_CONNECTIONS is per multi handle, and an origin that falls back to
  * HTTP/1.1 by ALPN needs more than one connection), so the engine does it:
  *

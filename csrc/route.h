@@ -3,7 +3,7 @@
  * from a given local address, with socket options. One immutable, reference-counted object per
  * transport configuration, shared by its transfers like rx_tls (see tls.h).
  *
- * Built once in Python (`_proxy.py` and `_transports.py` decide what httpx's `proxy=`, `uds=`,
+ * Built once in Python (`_routing.py`, engine_route(), decides what httpx's `proxy=`, `uds=`,
  * `local_address=` and `socket_options=` mean), applied to each easy handle by the loop thread.
  * libcurl keys pooled connections on the proxy, its credentials and TLS settings, the Unix
  * socket path and the local interface, so connections of different routes are never mixed;

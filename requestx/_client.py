@@ -1,21 +1,29 @@
 """
-`Client`: the blocking client, with httpx's names and semantics.
+`Client` and `AsyncClient`: the blocking and the async client, with httpx's names and semantics.
 
-One `client.get(url)` in full, when nothing but the client's defaults shapes it::
+One `client.get(url)` in full, when nothing but the client's defaults shapes it (the plain
+path: `_hotpath.plain_url` says when)::
 
-    Client.get -> _hotpath.send_bodiless              (_hotpath.pyx: check, build, send, answer)
-                  -> plain_request                    (Request from the URL + client headers)
-                  -> engine_arguments
-                  -> Engine.perform                   (_core.pyx: submit + wait, no GIL)
-                     -> rx_engine_submit / loop thread   (csrc/engine.c)
-                  <- engine_response                  (Response: body stays in C)
+    Client.get = _hotpath.client_get                  (_hotpath.pyx: compiled, as are the steps
+                                                       down to engine_response)
+      -> send_bodiless                                (plain_url, then the Request in one pass)
+         -> Engine.perform                            (_core.pyx: an idle engine is driven by
+                                                       this thread, else rx_engine_submit to
+                                                       the loop thread; waits without the GIL)
+         <- engine_response                           (Response: the body stays in C)
+      -> Client._finish_plain                         (only for cookies, redirects, encoding)
 
 and otherwise (params, per-request headers, auth, cookies, mounts, hooks)::
 
     Client.get -> Client.request -> Client.build_request   (merge URL, params, headers, cookies)
-               -> Client.send -> Client._send_single        (this module: picks the transport)
-                  -> HTTPTransport._send                    (_transports.py)
+               -> Client.send -> _send_handling_redirects   (auth flow, hooks, redirects)
+               -> Client._send_single                       (picks the transport)
+                  -> HTTPTransport._send -> _send_plain     (_transports.py)
                      -> Engine.perform, then engine_response as above
+
+`AsyncClient.get` takes the same two paths, awaiting `AsyncHTTPTransport._send_plain`, which
+submits to the engine and awaits the event loop's completion queue (`_aio.py`).
+docs/architecture.md follows one request through every layer.
 
 Each request goes to a transport: the one a mount pattern picks (`mounts=`, `proxy=`, proxy
 variables), else the client's own. The client's own is an `HTTPTransport` built from its

@@ -3,10 +3,14 @@
 
 One blocking request, end to end::
 
-    _hotpath.send_bodiless() or Client.send()  (_hotpath.pyx, _client.py)
-      -> Engine.perform()                     this module: build an rx_transfer, submit it,
-         -> rx_engine_submit()   (engine.c)   queue it for the loop thread (one wake-up)
-         -> rx_transfer_wait()   (request.c)  wait on the transfer's latch, GIL released
+    _hotpath.send_bodiless() or HTTPTransport._send_plain()   (_hotpath.pyx, _transports.py)
+      -> Engine.perform()                     this module: build an rx_transfer, pick the
+                                              engine (_take_lane: a blocking lane, or this one)
+         -> _run(), GIL released:
+            rx_engine_drive()    (engine.c)   an idle engine: this thread runs its loop, or
+            rx_engine_submit()   (engine.c)   queue it for the loop thread, then
+            _wait_blocking()                  spin (rx_engine_spin_wait), then wait on the
+                                              transfer's latch (rx_transfer_wait, request.c)
       <- (status, version, raw header block, Body, elapsed, header marks)
     _hotpath.engine_response()  (_hotpath.pyx)
 
@@ -211,7 +215,7 @@ cdef int _tls_string(char **field, bytes value, str name) except -1:
 cdef class RouteConfig:
     """How a transfer's connection is made, when not straight to the URL's host: a proxy, a
     Unix socket, a local address, socket options (see csrc/route.h). Immutable once built;
-    `_proxy.py` and `_transports.py` decide what httpx's options mean and build one.
+    `_routing.py` (`engine_route`) decides what httpx's options mean and builds one.
 
     key: tells this route from others that reach the same origin (connections are never
     shared between routes); proxy_url: with its scheme (http, https, socks5, socks5h) and no

@@ -8,7 +8,7 @@ Which transport a URL goes to, and how the engine's connections for a transport 
 * `engine_route()`: a transport's `proxy=`, `uds=`, `local_address=` and `socket_options=` as
   the engine's `RouteConfig` (csrc/route.h), or None for plain connections.
 
-libcurl is never left to read proxy variables itself (csrc/route.c turns that off): what the
+libcurl is never left to read proxy variables itself (csrc/transfer.c turns that off): what the
 environment means is decided here, once, when a client is built.
 """
 
