@@ -143,3 +143,17 @@ __all__ = [  # sorted as httpx sorts its own (its test_all_imports_are_exported 
     "WriteTimeout",
     "WSGITransport",
 ]
+
+
+def _print_as_requestx() -> None:
+    """Public classes and functions print as `requestx.X` in tracebacks, reprs and help(), as
+    httpx's print as `httpx.X`, not under the private module that defines them."""
+    namespace = globals()
+    for name in __all__:
+        public = namespace[name]
+        if isinstance(public, type) or callable(public):
+            public.__module__ = "requestx"
+
+
+_print_as_requestx()
+del _print_as_requestx
