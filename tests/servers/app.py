@@ -57,15 +57,14 @@ from typing import Any, Awaitable, Callable
 from urllib.parse import parse_qsl
 
 from ..support import bombs
+from ..support.bombs import zstd_module
 from . import digest
 
 try:  # optional: the /brotli and /zstd routes exist only when their codec does
     import brotli
 except ImportError:  # pragma: no cover - depends on the environment
     brotli = None
-try:
-    from ..bombs import zstd_module
-
+try:  # our own helper is imported outside the try: a wrong path must fail, not hide /zstd
     zstd: Any = zstd_module()
 except ImportError:  # pragma: no cover - depends on the environment
     zstd = None
