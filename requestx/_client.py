@@ -1,29 +1,31 @@
 """
 `Client` and `AsyncClient`: the blocking and the async client, with httpx's names and semantics.
 
-One `client.get(url)` in full, when nothing but the client's defaults shapes it (the plain
-path: `_hotpath.plain_url` says when)::
+Every request takes the same four steps: build the Request, turn it into the engine's
+arguments, make the Response from the engine's result, hand the Response to the client
+(cookies, default encoding, redirects, hooks). A call that gives nothing but a URL and perhaps a
+body, to a client whose plan allows it (`_hotpath.plan_for`, `_hotpath.plain_url`), takes them
+compiled (the plain path)::
 
-    Client.get = _hotpath.client_get                  (_hotpath.pyx: compiled, as are the steps
-                                                       down to engine_response)
-      -> send_bodiless                                (plain_url, then the Request in one pass)
-         -> Engine.perform                            (_core.pyx: an idle engine is driven by
-                                                       this thread, else rx_engine_submit to
-                                                       the loop thread; waits without the GIL)
-         <- engine_response                           (Response: the body stays in C)
-      -> Client._finish_plain                         (only for cookies, redirects, encoding)
+    Client.get = _hotpath.client_get                 (_hotpath.pyx)
+      -> send_bodiless -> plain_request              build: Host + the client's headers
+                       -> send_plain -> perform      engine_arguments, Engine.perform (_core.pyx:
+                                                     waits without the GIL), engine_response
+                                     -> needs_client hand-off: most answers return here;
+                                                     cookies, redirects, an encoding of the
+                                                     client's go to Client._finish_plain
 
-and otherwise (params, per-request headers, auth, cookies, mounts, hooks)::
+`client.request(...)`, the other methods and `client.stream(...)` take the same steps
+(`plain_request`, then `send_plain`); `AsyncClient` awaits them (`_send_plain`: the transport's
+`_send_plain` submits to the engine and awaits the event loop's completion queue, `_aio.py`).
+Anything else (params, per-request headers, auth, cookies, mounts, hooks) takes httpx's chain:
 
-    Client.get -> Client.request -> Client.build_request   (merge URL, params, headers, cookies)
-               -> Client.send -> _send_handling_redirects   (auth flow, hooks, redirects)
-               -> Client._send_single                       (picks the transport)
-                  -> HTTPTransport._send -> _send_plain     (_transports.py)
-                     -> Engine.perform, then engine_response as above
+    Client.request -> build_request -> send -> _send_handling_redirects -> _send_single
+      -> HTTPTransport._send (checks) -> _send_plain -> perform, as above
 
-`AsyncClient.get` takes the same two paths, awaiting `AsyncHTTPTransport._send_plain`, which
-submits to the engine and awaits the event loop's completion queue (`_aio.py`).
-docs/architecture.md follows one request through every layer.
+The client's plan (`_plan`, declared in _hotpath.pxd) holds what the compiled steps read from
+the client, rebuilt by every setter of what it holds (`_configured`). docs/architecture.md
+follows one request through every layer.
 
 Each request goes to a transport: the one a mount pattern picks (`mounts=`, `proxy=`, proxy
 variables), else the client's own. The client's own is an `HTTPTransport` built from its
@@ -51,13 +53,12 @@ from ._config import (
     UseClientDefault,
 )
 from ._decoders import accept_encoding_header
-from ._models import _PLAIN_METHODS, _REDIRECT_CODES, Cookies, Headers, Request, Response
+from ._models import Cookies, Headers, Request, Response
 from ._redirects import check_followable, check_redirect_count, next_request
 from ._routing import URLPattern, environment_proxies, normalize_proxy
 from ._transports import (
     AsyncHTTPTransport,
     HTTPTransport,
-    _is_sendable,
     engine_transport,
     request_timeouts_ms,
     timeouts_ms,
@@ -123,6 +124,9 @@ class _BaseClient:
     transports, and the client's part of every response (cookies, default encoding)."""
 
     _engine_transport_class: typing.Any  # the transport made from the client's own options
+    # What plain requests read from the client (_hotpath.pxd), rebuilt by _replan whenever
+    # the configuration changes; made last in __init__.
+    _plan: _hotpath.ClientPlan
 
     def __init__(
         self,
@@ -213,6 +217,16 @@ class _BaseClient:
         self._closed = False
         self._opened = False
         self._plain_class = _overrides_no_send_step(type(self))
+        self._replan()
+
+    def _replan(self) -> None:
+        """Rebuild the plan (`_hotpath.plan_for`): every setter of what it holds calls this."""
+        self._plan = _hotpath.plan_for(self)
+
+    def _configured(self) -> None:
+        """A setter changed the configuration: the plan follows (once __init__ made one)."""
+        if "_plan" in self.__dict__:
+            self._replan()
 
     # -- configuration, as httpx exposes it --
 
@@ -229,6 +243,7 @@ class _BaseClient:
     @base_url.setter
     def base_url(self, url: URL | str) -> None:
         self._base_url = self._enforce_trailing_slash(URL(url))
+        self._configured()
 
     @property
     def headers(self) -> Headers:
@@ -239,6 +254,7 @@ class _BaseClient:
         merged = Headers._from_trusted_list(DEFAULT_HEADERS)
         merged.update(headers)
         self._headers = merged
+        self._configured()
 
     @property
     def params(self) -> QueryParams:
@@ -247,6 +263,7 @@ class _BaseClient:
     @params.setter
     def params(self, params: QueryParamTypes) -> None:
         self._params = QueryParams(params)
+        self._configured()
 
     @property
     def cookies(self) -> Cookies:
@@ -255,6 +272,7 @@ class _BaseClient:
     @cookies.setter
     def cookies(self, cookies: CookieTypes) -> None:
         self._cookies = Cookies(cookies)
+        self._configured()
 
     @property
     def auth(self) -> Auth | None:
@@ -263,6 +281,7 @@ class _BaseClient:
     @auth.setter
     def auth(self, auth: typing.Any) -> None:
         self._auth = build_auth(auth)
+        self._configured()
 
     @property
     def event_hooks(self) -> dict[str, list[typing.Callable[..., typing.Any]]]:
@@ -277,6 +296,7 @@ class _BaseClient:
             "request": list(hooks.get("request", [])),
             "response": list(hooks.get("response", [])),
         }
+        self._configured()
 
     @property
     def timeout(self) -> Timeout:
@@ -287,6 +307,7 @@ class _BaseClient:
         self._timeout = Timeout(timeout)
         self._timeout_ms = timeouts_ms(self._timeout)
         self._timeout_dict = self._timeout.as_dict()
+        self._configured()
 
     @property
     def is_closed(self) -> bool:
@@ -351,7 +372,7 @@ class _BaseClient:
         request_cookies: CookieTypes | None = None
         # Cookies only for URLs we would send: the cookie policy cannot judge other schemes,
         # and send() refuses those with UnsupportedProtocol.
-        if (self._cookies or cookies) and _is_sendable(merged_url):
+        if (self._cookies or cookies) and _hotpath.is_sendable(merged_url):
             jar = Cookies(self._cookies)
             jar.update(cookies)
             request_cookies = jar
@@ -365,34 +386,6 @@ class _BaseClient:
             headers=self._merge_headers(headers),
             cookies=request_cookies,
             extensions=extensions,
-        )
-
-    def _plain_for(
-        self,
-        method: str,
-        url: typing.Any,
-        content: RequestContent | None = None,
-        data: RequestData | None = None,
-        json: typing.Any | None = None,
-    ) -> Request | None:
-        """`build_request(method, url, content=..., data=..., json=...)` for a URL that
-        nothing but the client's defaults shapes (`_hotpath.plain_url`), or None: the caller
-        takes the general path. A method of `_PLAIN_METHODS` without a body is built in
-        compiled code (`_hotpath.plain_request`); the rest by `Request(...)` itself, which
-        also gives a POST without a body its `Content-Length: 0`."""
-        if method in _PLAIN_METHODS and content is None and data is None and json is None:
-            return _hotpath.plain_request(self, method, url)
-        merged_url = _hotpath.plain_url(self, url)
-        if merged_url is None:
-            return None
-        return Request(
-            method,
-            merged_url,
-            content=content,
-            data=data,
-            json=json,
-            headers=self._headers,
-            extensions={"timeout": self._timeout_dict},
         )
 
     # -- sending --
@@ -422,7 +415,7 @@ class _BaseClient:
 
     def _apply_client_defaults(self, response: Response, has_cookies: bool = True) -> None:
         """The client's default encoding, and its cookie jar fed from the response."""
-        if self._default_encoding != "utf-8":
+        if self._plan.custom_encoding:
             response.default_encoding = self._default_encoding
         if has_cookies:
             self._cookies.extract_cookies(response)
@@ -430,10 +423,8 @@ class _BaseClient:
     def _adopt_plain_answer(self, response: Response) -> bool:
         """Give a plain-path answer the client's cookies and default encoding when it or the
         client needs them; whether it is final (no redirect for the redirect loop)."""
-        if response._sets_cookies or self._default_encoding != "utf-8":
-            self._apply_client_defaults(response, response._sets_cookies)
-        # The status first: most answers are no redirect, and the test costs no call.
-        return response.status_code not in _REDIRECT_CODES or not response.has_redirect_location
+        self._apply_client_defaults(response, response._sets_cookies)
+        return not _hotpath.is_redirect(response)
 
     def _adopt_transport_response(
         self, request: Request, response: Response, read_body: bool, started: float
@@ -542,16 +533,6 @@ class Client(_BaseClient):
         except BaseException:
             response.close()  # a body that failed half-read (even by Ctrl-C) is let go of
             raise
-
-    def _send_plain(
-        self, request: Request, follow_redirects: bool | UseClientDefault, stream: bool = False
-    ) -> Response:
-        """`send(request, stream=stream)` for a request `_plain_for` built: straight to the
-        client's own engine transport; a redirect answer goes on in the redirect loop."""
-        if self._closed:
-            raise RuntimeError(_CLOSED_FOR_SENDING)
-        response: Response = self._direct._send_plain(request, self._timeout_ms, stream)
-        return self._finish_plain(request, response, follow_redirects, stream)
 
     def _finish_plain(
         self,
@@ -697,9 +678,9 @@ class Client(_BaseClient):
         nothing but a URL and perhaps a body (`_hotpath.only_url_and_body`, as `request`
         decides), else by the general one."""
         if _hotpath.only_url_and_body(files, params, headers, cookies, auth, timeout, extensions):
-            plain = self._plain_for(method, url, content, data, json)
+            plain = _hotpath.plain_request(self, method, url, content, data, json)
             if plain is not None:
-                return self._send_plain(plain, follow_redirects, stream=True)
+                return _hotpath.send_plain(self, plain, follow_redirects, True)
         request = self.build_request(
             method,
             url,
@@ -739,14 +720,9 @@ class Client(_BaseClient):
         200
         """
         if _hotpath.only_url_and_body(files, params, headers, cookies, auth, timeout, extensions):
-            if method in _PLAIN_METHODS and content is None and data is None and json is None:
-                response = _hotpath.send_bodiless(self, method, url, follow_redirects)
-                if response is not None:
-                    return response
-            else:
-                plain = self._plain_for(method, url, content, data, json)
-                if plain is not None:
-                    return self._send_plain(plain, follow_redirects)
+            plain = _hotpath.plain_request(self, method, url, content, data, json)
+            if plain is not None:
+                return _hotpath.send_plain(self, plain, follow_redirects, False)
         if cookies is not None:
             _warn_per_request_cookies()
         request = self.build_request(
@@ -943,6 +919,7 @@ class Client(_BaseClient):
         """Close every transport: connections and engine threads. Idempotent."""
         if not self._closed:
             self._closed = True
+            self._replan()  # the plain path is closed too
             for transport in self._transports():
                 transport.close()
 
@@ -954,6 +931,7 @@ class Client(_BaseClient):
 
     def __exit__(self, *exc_info: typing.Any) -> None:
         self._closed = True
+        self._replan()
         for transport in self._transports():
             transport.__exit__(*exc_info)
 
@@ -1048,12 +1026,14 @@ class AsyncClient(_BaseClient):
     async def _send_plain(
         self, request: Request, follow_redirects: bool | UseClientDefault, stream: bool = False
     ) -> Response:
-        """`send(request, stream=stream)` for a request `_plain_for` built: straight to the
-        client's own engine transport; a redirect answer goes on in the redirect loop."""
-        if self._closed:
-            raise RuntimeError(_CLOSED_FOR_SENDING)
-        response: Response = await self._direct._send_plain(request, self._timeout_ms, stream)
-        return await self._finish_plain(request, response, follow_redirects, stream)
+        """An async client's plain request after its build step (`_hotpath.plain_request`):
+        to the engine (the transport's `_send_plain`, awaited), then the hand-off
+        (`_hotpath.needs_client`, `_finish_plain`). `Client`'s is `_hotpath.send_plain`."""
+        plan = self._plan
+        response: Response = await plan.transport._send_plain(request, plan.timeout_ms, stream)
+        if _hotpath.needs_client(plan, response):
+            return await self._finish_plain(request, response, follow_redirects, stream)
+        return response
 
     async def _finish_plain(
         self,
@@ -1197,7 +1177,7 @@ class AsyncClient(_BaseClient):
     ) -> Response:
         """Client._open_stream, awaited."""
         if _hotpath.only_url_and_body(files, params, headers, cookies, auth, timeout, extensions):
-            plain = self._plain_for(method, url, content, data, json)
+            plain = _hotpath.plain_request(self, method, url, content, data, json)
             if plain is not None:
                 return await self._send_plain(plain, follow_redirects, stream=True)
         request = self.build_request(
@@ -1238,7 +1218,7 @@ class AsyncClient(_BaseClient):
         200
         """
         if _hotpath.only_url_and_body(files, params, headers, cookies, auth, timeout, extensions):
-            plain = self._plain_for(method, url, content, data, json)
+            plain = _hotpath.plain_request(self, method, url, content, data, json)
             if plain is not None:
                 return await self._send_plain(plain, follow_redirects)
         if cookies is not None:
@@ -1271,19 +1251,10 @@ class AsyncClient(_BaseClient):
         extensions: RequestExtensions | None = None,
     ) -> Response:
         """`GET` a URL: `await client.get("/items", params={"page": 2})`."""
-        if (
-            _hotpath.only_url_and_body(None, params, headers, cookies, auth, timeout, extensions)
-            and not self._closed
-        ):
-            # The commonest call: `_send_plain`'s steps awaited here; its coroutine would
-            # cost 1,000 (uvloop) to 1,400 (asyncio) instructions per request
-            # (benchmarks/instructions.py).
+        if _hotpath.only_url_and_body(None, params, headers, cookies, auth, timeout, extensions):
             plain = _hotpath.plain_request(self, "GET", url)
             if plain is not None:
-                response: Response = await self._direct._send_plain(plain, self._timeout_ms)
-                if _hotpath.needs_client(self, response):
-                    return await self._finish_plain(plain, response, follow_redirects, False)
-                return response
+                return await self._send_plain(plain, follow_redirects)
         return await self.request(
             "GET",
             url,
@@ -1472,6 +1443,7 @@ class AsyncClient(_BaseClient):
         fail. Idempotent. (Stopping a loop thread takes microseconds: this does not block.)"""
         if not self._closed:
             self._closed = True
+            self._replan()  # the plain path is closed too
             for transport in self._transports():
                 await transport.aclose()
 
@@ -1483,6 +1455,7 @@ class AsyncClient(_BaseClient):
 
     async def __aexit__(self, *exc_info: typing.Any) -> None:
         self._closed = True
+        self._replan()
         for transport in self._transports():
             await transport.__aexit__(*exc_info)
 

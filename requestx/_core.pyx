@@ -3,7 +3,7 @@
 
 One blocking request, end to end::
 
-    _hotpath.send_bodiless() or HTTPTransport._send_plain()   (_hotpath.pyx, _transports.py)
+    _hotpath.perform()                        (_hotpath.pyx: for Client and HTTPTransport)
       -> Engine.perform()                     this module: build an rx_transfer, pick the
                                               engine (_take_lane: a blocking lane, or this one)
          -> _run(), GIL released:

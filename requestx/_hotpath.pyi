@@ -2,7 +2,7 @@
 
 from typing import TYPE_CHECKING, Any
 
-from ._models import Request, Response
+from ._models import Headers, Request, Response
 from ._transports import EngineArguments
 from ._types import CookieTypes, HeaderTypes, QueryParamTypes, RequestExtensions, TimeoutTypes
 from ._urls import URL
@@ -20,10 +20,45 @@ def only_url_and_body(
     timeout: object,
     extensions: object,
 ) -> bool: ...
-def plain_url(client: Any, url: object) -> URL | None: ...
-def plain_request(client: Any, method: str, url: object) -> Request | None: ...
+
+class EnginePlan:
+    engine: Any
+    http_version: int
+    tls: Any
+    route: Any
+    max_body_bytes: int | None
+    def __init__(
+        self, engine: Any, http_version: int, tls: Any, route: Any, max_body_bytes: int | None
+    ) -> None: ...
+
+class ClientPlan:
+    plain: bool
+    transport: Any
+    engine_plan: EnginePlan | None
+    timeout_ms: tuple[int, ...]
+    timeout_dict: dict[str, Any]
+    headers: Headers
+    request_hooks: list[Any]
+    response_hooks: list[Any]
+    cookie_jar: Any
+    custom_encoding: bool
+
+def plan_for(client: Any) -> ClientPlan: ...
+def is_sendable(url: URL) -> bool: ...
+def jar_is_empty(jar: Any) -> bool: ...
+def is_redirect(response: Response) -> bool: ...
+def marks_content_encoding(response: Response, marks: int) -> bool: ...
+def plain_url(plan: ClientPlan, url: object) -> URL | None: ...
+def plain_request(
+    client: Any,
+    method: str,
+    url: object,
+    content: Any = None,
+    data: Any = None,
+    json: Any = None,
+) -> Request | None: ...
 def engine_arguments(
-    transport: Any, request: Request, timeouts: tuple[int, ...]
+    engine: EnginePlan, request: Request, timeouts: tuple[int, ...]
 ) -> EngineArguments: ...
 def engine_response(
     request: Request, result: tuple[Any, ...], max_body_bytes: int | None
@@ -31,7 +66,11 @@ def engine_response(
 def send_bodiless(
     client: Any, method: str, url: object, follow_redirects: Any
 ) -> Response | None: ...
-def needs_client(client: Any, response: Response) -> bool: ...
+def send_plain(client: Any, request: Request, follow_redirects: Any, stream: bool) -> Response: ...
+def perform(
+    engine: EnginePlan, transport: Any, request: Request, timeouts: tuple[int, ...]
+) -> Response: ...
+def needs_client(plan: ClientPlan, response: Response) -> bool: ...
 def client_get(
     self: Client,
     url: URL | str,

@@ -1,8 +1,10 @@
-"""The steps every request through the engine takes, compiled: its arguments for the
-engine (`engine_arguments`), its response from the engine's result (`engine_response`), and
-the plain path: which calls may take it (`only_url_and_body`), and the commonest call
-(`client.get(url)`, `Client.get` itself being `client_get`) checked, built, sent and
-answered in one call (`send_bodiless`).
+"""The steps every request through the engine takes, compiled, and the client's and
+transport's plans they read (declared in _hotpath.pxd): build (`plain_request`), engine
+arguments (`engine_arguments`), the engine (`perform`), the response (`engine_response`), the
+hand-off to the client (`needs_client`). Which calls may take them without the general path
+(`only_url_and_body`, `plain_url`); the blocking client's whole trip (`send_bodiless`,
+`send_plain`); and the rules the rest of the package asks too (`is_sendable`,
+`jar_is_empty`, `is_redirect`, `marks_content_encoding`), each stated once, here.
 
 Why compiled: a blocking GET spent about 27,000 instructions in the client layer above the
 engine call, most of them in the interpreter's loop stepping through a dozen small
@@ -19,7 +21,7 @@ from cpython.object cimport PyObject, PyTypeObject
 
 from . import _core
 from ._config import USE_CLIENT_DEFAULT as _USE_CLIENT_DEFAULT
-from ._models import _METHODS_WITH_BODY, _REDIRECT_CODES, Headers, Request, Response
+from ._models import _METHODS_WITH_BODY, _PLAIN_METHODS, _REDIRECT_CODES, Headers, Request, Response
 from ._urls import _RECENT_URLS, url_from_str
 
 cdef object EngineError = _core.EngineError
@@ -29,16 +31,65 @@ cdef long MARK_SET_COOKIE = _core.MARK_SET_COOKIE
 # Host and framing.
 cdef frozenset HOST_OR_FRAMING = frozenset({b"host", b"content-length", b"transfer-encoding"})
 cdef frozenset METHODS_WITH_BODY = _METHODS_WITH_BODY
+cdef frozenset PLAIN_METHODS = _PLAIN_METHODS
 cdef frozenset REDIRECT_CODES = _REDIRECT_CODES
 cdef dict RECENT_URLS = _RECENT_URLS
 cdef tuple NO_ARGUMENTS = ()
 cdef object USE_CLIENT_DEFAULT = _USE_CLIENT_DEFAULT
 
 
+# --- The plans: what requests read from their client and transport -----------------------
+
+
+cdef class EnginePlan:
+    def __init__(self, engine, int http_version, tls, route, max_body_bytes):
+        self.engine = engine
+        self.http_version = http_version
+        self.tls = tls
+        self.route = route
+        self.max_body_bytes = max_body_bytes
+
+
+cdef class ClientPlan:
+    pass
+
+
+cpdef ClientPlan plan_for(client):
+    """`client`'s plan as it is configured now. The plain path is open to a client that
+    sends through its own engine transport with no mounts, auth or params, that is not
+    closed, and whose class overrides none of the send steps; per request, `plain_url` also
+    asks for no event hooks, an empty cookie jar and no client header that sets Host or
+    framing (those can change in place)."""
+    cdef ClientPlan plan = ClientPlan.__new__(ClientPlan)
+    transport = client._direct
+    plan.transport = transport
+    plan.engine_plan = transport._plan if transport is not None else None
+    plan.plain = bool(
+        transport is not None
+        and not client._mount_routes
+        and client._auth is None
+        and not client._params
+        and client._plain_class
+        and not client._closed
+    )
+    plan.timeout_ms = client._timeout_ms
+    plan.timeout_dict = client._timeout_dict
+    plan.headers = client._headers
+    hooks = client._event_hooks
+    plan.request_hooks = hooks["request"]
+    plan.response_hooks = hooks["response"]
+    plan.cookie_jar = client._cookies.jar
+    plan.custom_encoding = client._default_encoding != "utf-8"
+    return plan
+
+
+# --- The rules, each stated once -----------------------------------------------------------
+
+
 cpdef bint only_url_and_body(files, params, headers, cookies, auth, timeout, extensions):
     """Whether a call gave nothing but a URL and perhaps a body (content, data or json): the
-    only calls the plain path may take. The one statement of that rule: both clients'
-    `request`, `get` and `_open_stream` ask it."""
+    only calls the plain path may take. Both clients' `request`, `get` and `_open_stream`
+    ask it."""
     return (
         files is None
         and params is None
@@ -50,59 +101,88 @@ cpdef bint only_url_and_body(files, params, headers, cookies, auth, timeout, ext
     )
 
 
-cpdef plain_url(client, url):
-    """The URL of a request that nothing but `client`'s defaults shapes, or None: an
-    absolute http(s) URL without credentials, given as a `str`, to a client with no params,
-    auth, cookies, hooks or mounts, no headers that set Host or framing (a body's own framing
-    headers are then consistent with it by construction), and whose send steps are not
-    overridden. None: the caller takes the general path, which would build the same request
+cpdef bint is_sendable(url):
+    """Whether the engine may be given `url`: http or https, with a host (never file://,
+    ftp://, ...). `_transports._enforce_http_url` says why not, for the rest."""
+    scheme = url._scheme
+    return (scheme == "http" or scheme == "https") and bool(url._host)
+
+
+cpdef bint jar_is_empty(jar):
+    """Whether a cookie jar is certainly empty, without iterating it: the standard library's
+    CookieJar keeps its cookies in `_cookies` (domain -> path -> name). Other jars: not
+    known, so False."""
+    store = getattr(jar, "_cookies", None)
+    return type(store) is dict and not store
+
+
+cpdef bint is_redirect(response):
+    """Whether `response` is a redirect a client can follow: a redirect status with a
+    Location (`Response.has_redirect_location`)."""
+    return response.status_code in REDIRECT_CODES and "location" in response.headers
+
+
+cpdef bint marks_content_encoding(response, long marks):
+    """Give `response` what the engine's header marks say about it (it sets cookies); whether
+    its body has a Content-Encoding to undo."""
+    if marks & MARK_SET_COOKIE:
+        response._sets_cookies = True
+    return marks & MARK_CONTENT_ENCODING != 0
+
+
+# --- The plain path: build, engine arguments, response, hand-off ---------------------------
+
+
+cpdef plain_url(ClientPlan plan, url):
+    """The URL of a request that nothing but its client's defaults shapes, or None: an
+    absolute http(s) URL without credentials, given as a `str`, to a client its plan opens
+    the plain path to, with no event hooks, no cookies and no header that sets Host or
+    framing (a body's own framing headers are then consistent with it by construction).
+    None: the caller takes the general path, which would build the same request
     (tests/client/test_plain_path.py)."""
-    if type(url) is not str:
+    if type(url) is not str or not plan.plain or plan.request_hooks or plan.response_hooks:
         return None
-    hooks = client._event_hooks
-    if (
-        client._direct is None
-        or client._mount_routes
-        or client._auth is not None
-        or client._params._items  # QueryParams.__bool__ without its call
-        or hooks["request"]
-        or hooks["response"]
-        or not client._plain_class
-    ):
+    if not jar_is_empty(plan.cookie_jar):
         return None
-    # Cookies._maybe_empty: a CookieJar keeps its cookies in `_cookies`; other jars: no.
-    store = getattr(client._cookies.jar, "_cookies", None)
-    if type(store) is not dict or store:
-        return None
-    for entry in _entries(client._headers):
+    for entry in _entries(plan.headers):
         if (<tuple>entry)[1] in HOST_OR_FRAMING:
             return None
     merged_url = RECENT_URLS.get(url)  # url_from_str's cache, looked in without its call
     if merged_url is None:
         merged_url = url_from_str(url)
-    scheme = merged_url._scheme
-    if (scheme != "http" and scheme != "https") or not merged_url._host:
+    if not is_sendable(merged_url):
         return None  # relative (base_url), unsupported or host-less: the general path
     if merged_url._userinfo:
         return None  # credentials become the auth flow's header
     return merged_url
 
 
-cpdef plain_request(client, str method, url):
-    """`client.build_request(method, url)` for a bodiless method (one of `_PLAIN_METHODS`)
-    and a URL `plain_url` takes, or None: what `Request(method, url, headers=client.headers,
-    extensions=...)` would build, in one pass. Its headers are Host, then the client's
-    header entries (checked once, when set on the client); its only extension the client's
-    timeout."""
-    merged_url = plain_url(client, url)
+cpdef plain_request(client, str method, url, content=None, data=None, json=None):
+    """The plain path's request: what `client.build_request(method, url, content=...,
+    data=..., json=...)` would build, for a URL `plain_url` takes, or None (the caller
+    takes the general path). A bodiless method without a body is built here in one pass
+    (Host, then the client's header entries, checked when they were set); the rest by
+    `Request(...)`, which also gives a POST without a body its `Content-Length: 0`."""
+    cdef ClientPlan plan = client._plan
+    merged_url = plain_url(plan, url)
     if merged_url is None:
         return None
-    return _bodiless_request(client, method, merged_url)
+    if method in PLAIN_METHODS and content is None and data is None and json is None:
+        return _bodiless_request(plan, method, merged_url)
+    return Request(
+        method,
+        merged_url,
+        content=content,
+        data=data,
+        json=json,
+        headers=plan.headers,
+        extensions={"timeout": plan.timeout_dict},
+    )
 
 
-cpdef tuple engine_arguments(transport, request, tuple timeouts):
-    """What `transport`'s engine needs for `request`, in Engine.perform/submit's argument
-    order (`_EngineTransport._engine_arguments` checks a request first). A streamed body
+cpdef tuple engine_arguments(EnginePlan engine, request, tuple timeouts):
+    """What the engine needs for `request`, in Engine.perform/submit's argument order
+    (`_EngineTransport._engine_arguments` checks a request first). A streamed body
     (`request._content` None) is not part of it: it is fed separately."""
     method = request.method
     body = request._content
@@ -112,9 +192,9 @@ cpdef tuple engine_arguments(transport, request, tuple timeouts):
         _entries(request.headers),
         body if body or method in METHODS_WITH_BODY else None,
         timeouts,
-        transport._http_version,
-        transport._tls,
-        transport._route,
+        engine.http_version,
+        engine.tls,
+        engine.route,
     )
 
 
@@ -132,67 +212,60 @@ cpdef engine_response(request, tuple result, max_body_bytes):
     response._raw_headers = raw_headers
     response._body = body
     response._elapsed = elapsed
-    cdef long seen = marks
-    if seen & MARK_CONTENT_ENCODING:
+    if marks_content_encoding(response, marks):
         response._decode_engine_body(max_body_bytes)
-    if seen & MARK_SET_COOKIE:
-        response._sets_cookies = True
     return response
 
 
 def send_bodiless(client, str method, url, follow_redirects):
-    """`client.request(method, url, follow_redirects=follow_redirects)` for a bodiless
-    method (one of `_PLAIN_METHODS`) and a URL `plain_url` takes, the whole trip in one
-    call, or None: the caller takes the general path (a closed client's RuntimeError
-    included). Failures, cookies, a client's own default encoding and redirects go on in
-    the client's and transport's Python (`_perform_failed`, `_finish_plain`)."""
-    if client._closed:
+    """`client.request(method, url, follow_redirects=follow_redirects)` by the plain path, in
+    one call (`Client.get`'s), or None: the caller takes the general path."""
+    request = plain_request(client, method, url)
+    if request is None:
         return None
-    merged_url = plain_url(client, url)
-    if merged_url is None:
-        return None
-    request = _bodiless_request(client, method, merged_url)
-    transport = client._direct
-    # engine_arguments(transport, request, ...) from what is at hand: reading it back from
-    # the request cost 1,300 instructions per request (callgrind).
-    arguments = (
-        method.encode("ascii"),
-        _engine_target(merged_url),
-        _entries(request.headers),
-        None,
-        client._timeout_ms,
-        transport._http_version,
-        transport._tls,
-        transport._route,
-    )
-    try:
-        result = transport._engine.perform(*arguments)
-    except EngineError as exc:
-        result = transport._perform_failed(exc, request, arguments)  # raises or retries
-    response = engine_response(request, result, transport._max_body_bytes)
-    if needs_client(client, response):
-        return client._finish_plain(request, response, follow_redirects, False)
+    return send_plain(client, request, follow_redirects, False)
+
+
+cpdef send_plain(client, request, follow_redirects, bint stream):
+    """A blocking client's plain request after its build step (`plain_request`): to the
+    engine (`perform`; a streamed body or response through the transport's stream), then
+    the hand-off (`needs_client`, `_finish_plain`)."""
+    cdef ClientPlan plan = client._plan
+    if stream or request._content is None:
+        response = plan.transport._send_plain(request, plan.timeout_ms, stream)
+    else:
+        response = perform(plan.engine_plan, plan.transport, request, plan.timeout_ms)
+    if needs_client(plan, response):
+        return client._finish_plain(request, response, follow_redirects, stream)
     return response
 
 
-cpdef bint needs_client(client, response):
+cpdef perform(EnginePlan engine, transport, request, tuple timeouts):
+    """A blocking transport's trip through the engine for a request whose body is in memory:
+    its arguments, `Engine.perform` (the GIL released while it waits), and the response.
+    Failures go to `transport._perform_failed` (retries, or the exception raised)."""
+    arguments = engine_arguments(engine, request, timeouts)
+    try:
+        result = engine.engine.perform(*arguments)
+    except EngineError as exc:
+        result = transport._perform_failed(exc, request, arguments)
+    return engine_response(request, result, engine.max_body_bytes)
+
+
+cpdef bint needs_client(ClientPlan plan, response):
     """Whether a plain-path answer goes on in the client's Python (`_finish_plain`): it sets
-    cookies, it may be a redirect, or the client has a default encoding of its own. Most
+    cookies, it is a redirect, or the client has a default encoding of its own. Most
     answers need none of it and are returned as they are."""
-    return (
-        response._sets_cookies
-        or response.status_code in REDIRECT_CODES
-        or client._default_encoding != "utf-8"
-    )
+    return response._sets_cookies or plan.custom_encoding or is_redirect(response)
 
 
-cdef _bodiless_request(client, str method, merged_url):
-    """`plain_request`'s Request, for a URL `plain_url` took."""
+cdef _bodiless_request(ClientPlan plan, str method, merged_url):
+    """`plain_request`'s Request for a bodiless method, for a URL `plain_url` took."""
     host = merged_url._host_entry_cache
     if host is None:
         host = merged_url._host_entry()
     entries = [host]
-    entries.extend(_entries(client._headers))
+    entries.extend(_entries(plan.headers))
     headers = _new(Headers)
     headers._block = None
     headers._list = entries
@@ -201,7 +274,7 @@ cdef _bodiless_request(client, str method, merged_url):
     request.method = method
     request.url = merged_url
     request.headers = headers
-    request.extensions = {"timeout": client._timeout_dict}
+    request.extensions = {"timeout": plan.timeout_dict}
     request._content = b""
     request._stream = None
     return request

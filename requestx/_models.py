@@ -912,7 +912,7 @@ class Response:
     @property
     def has_redirect_location(self) -> bool:
         """A 301/302/303/307/308 with a Location header."""
-        return self.status_code in _REDIRECT_CODES and "location" in self.headers
+        return _hotpath.is_redirect(self)
 
     def raise_for_status(self) -> Response:
         """
@@ -1330,10 +1330,7 @@ class Cookies(typing.MutableMapping[str, str]):
 
     def _maybe_empty(self) -> bool:
         """True when the jar is certainly empty, without iterating it."""
-        # CookieJar keeps its cookies in `_cookies` (domain -> path -> name); an
-        # empty dict there means no cookies. Other jars just take the slow path.
-        store = getattr(self.jar, "_cookies", None)
-        return isinstance(store, dict) and not store
+        return _hotpath.jar_is_empty(self.jar)
 
     def extract_cookies(self, response: Response) -> None:
         """Store the cookies that `response`'s Set-Cookie headers set."""
@@ -1474,3 +1471,8 @@ class _CookieCompatResponse:
             if key.startswith("set-cookie"):  # all that CookieJar reads
                 message[key] = value  # appends; does not replace
         return message
+
+
+# Rules the compiled hot path states once and the models ask (is_redirect, jar_is_empty).
+# Imported last: _hotpath imports this module's classes.
+from . import _hotpath  # noqa: E402

@@ -43,7 +43,14 @@ from ._exceptions import (
     exception_for_engine_error,
 )
 from ._framing import check_request_framing
-from ._hotpath import engine_arguments, engine_response
+from ._hotpath import (
+    EnginePlan,
+    engine_arguments,
+    engine_response,
+    is_sendable,
+    marks_content_encoding,
+    perform,
+)
 from ._models import Request, Response
 from ._routing import engine_route, normalize_proxy
 from ._streams import (
@@ -54,7 +61,6 @@ from ._streams import (
     upload_length,
 )
 from ._tls import tls_config
-from ._urls import URL
 
 __all__ = [
     "AsyncBaseTransport",
@@ -162,8 +168,6 @@ def timeouts_ms(timeout: Timeout) -> tuple[int, ...]:
 
 
 _DEFAULT_TIMEOUTS_MS = timeouts_ms(DEFAULT_TIMEOUT_CONFIG)
-_MARK_CONTENT_ENCODING = _core.MARK_CONTENT_ENCODING
-_MARK_SET_COOKIE = _core.MARK_SET_COOKIE
 
 
 def request_timeouts_ms(
@@ -180,14 +184,10 @@ def request_timeouts_ms(
     return timeouts_ms(Timeout(**timeout))
 
 
-def _is_sendable(url: URL) -> bool:
-    return (url.scheme == "http" or url.scheme == "https") and bool(url.host)
-
-
 def _enforce_http_url(request: Request) -> None:
     """Only http and https go to the engine (redirects included): never file://, ftp://, ..."""
     url = request.url
-    if _is_sendable(url):
+    if is_sendable(url):
         return
     scheme = url.scheme
     if scheme == "http" or scheme == "https":
@@ -269,13 +269,16 @@ class _EngineTransport:
                 blocking_lanes=self._blocking and self._http_version == _HTTP_VERSION_1_1,
             )
         self._engine = engine
+        self._plan = EnginePlan(
+            engine, self._http_version, self._tls, self._route, self._max_body_bytes
+        )
 
     def _engine_arguments(self, request: Request, timeouts: tuple[int, ...]) -> EngineArguments:
         """What the engine needs for `request`, in Engine.perform/submit's argument order,
         once its URL and framing headers are checked. A streamed body (`request._content`
         None) is not part of it: it is fed separately."""
         _check_sendable(request)
-        return engine_arguments(self, request, timeouts)
+        return engine_arguments(self._plan, request, timeouts)
 
     def _error(self, exc: _core.EngineError, request: Request) -> RequestError:
         """The exception for a failed transfer. Through a proxy, every connection is to the
@@ -291,10 +294,8 @@ class _EngineTransport:
         status, version, raw_headers, marks = head
         response = Response._from_engine_stream(request, status, version, raw_headers, stream)
         response._max_body_bytes = self._max_body_bytes  # for read() / aread()
-        if not marks & _MARK_CONTENT_ENCODING:
+        if not marks_content_encoding(response, marks):
             response._unencoded = True
-        if marks & _MARK_SET_COOKIE:
-            response._sets_cookies = True
         return response
 
     def _close_engine(self) -> None:
@@ -326,14 +327,10 @@ class HTTPTransport(_EngineTransport, BaseTransport):
     ) -> Response:
         """`_send` without the checks: for a request they passed, or one the client's plain
         path built (`_hotpath.plain_url`), whose URL and framing are right by construction."""
-        arguments = engine_arguments(self, request, timeouts)
         if stream or request._content is None:
+            arguments = engine_arguments(self._plan, request, timeouts)
             return self._send_through_stream(request, arguments, stream)
-        try:
-            result = self._engine.perform(*arguments)
-        except _core.EngineError as exc:
-            result = self._perform_failed(exc, request, arguments)
-        return engine_response(request, result, self._max_body_bytes)
+        return perform(self._plan, self, request, timeouts)
 
     def _perform_failed(
         self, exc: _core.EngineError, request: Request, arguments: EngineArguments
@@ -396,7 +393,7 @@ class AsyncHTTPTransport(_EngineTransport, AsyncBaseTransport):
         self, request: Request, timeouts: tuple[int, ...], stream: bool = False
     ) -> typing.Coroutine[typing.Any, typing.Any, Response]:
         """`_send` without the checks (see HTTPTransport._send_plain)."""
-        arguments = engine_arguments(self, request, timeouts)
+        arguments = engine_arguments(self._plan, request, timeouts)
         if stream or request._content is None:
             return self._send_through_stream(request, arguments, stream)
         return self._perform(request, arguments)

@@ -18,13 +18,14 @@ A shortcut must never change what reaches the server or what the caller gets bac
 from __future__ import annotations
 
 import gzip
+import time
 import typing
 
 import anyio
 import pytest
 
 import requestx
-from tests.servers import HypercornServer
+from tests.servers import HypercornServer, RawServer
 from tests.servers.nginx import Nginx, nginx_or_skip
 from tests.servers.recorder import RecordedHead, RecordingServer
 
@@ -732,3 +733,19 @@ async def test_the_async_stream_context_closes_on_the_way_out(server: HypercornS
                 chunks.append(chunk)
         assert len(b"".join(chunks)) == 200000
         assert (await client.get(server.url + "/echo")).status_code == 200
+
+
+def test_settings_replaced_after_construction_reach_the_plain_path(
+    recorder: RecordingServer, raw_server: RawServer
+) -> None:
+    # The client's plan is rebuilt by each setter of what it holds: a new cookie jar and a
+    # new timeout take effect on the very next plain call.
+    with requestx.Client(timeout=5) as client:
+        client.cookies = {"session": "s-2"}
+        head = _heads_of(recorder, lambda: client.get(recorder.url + "/x"))[0]
+        assert head.header("cookie") == "session=s-2"
+        client.timeout = 0.2
+        started = time.monotonic()
+        with pytest.raises(requestx.ReadTimeout, match=r"read timeout \(0.2 s\)"):
+            client.get(raw_server.url + "/stall")
+        assert time.monotonic() - started < 2
