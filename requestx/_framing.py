@@ -23,6 +23,12 @@ from ._exceptions import LocalProtocolError
 if typing.TYPE_CHECKING:
     from ._models import Request
 
+# The request header fields that frame a body (lower-cased, as Headers keeps them): the ones
+# checked here, and the ones the client decides unless the caller sets them.
+CONTENT_LENGTH = b"content-length"
+TRANSFER_ENCODING = b"transfer-encoding"
+FRAMING_FIELDS = frozenset({CONTENT_LENGTH, TRANSFER_ENCODING})
+
 
 def parse_content_length(value: bytes | str) -> int | None:
     """The value of a Content-Length header, or None when it is not a plain decimal number."""
@@ -38,9 +44,9 @@ def check_request_framing(request: Request) -> None:
     lengths: list[bytes] = []
     codings: list[bytes] = []
     for _, lower, value in request.headers._entries():
-        if lower == b"content-length":
+        if lower == CONTENT_LENGTH:
             lengths.append(value)
-        elif lower == b"transfer-encoding":
+        elif lower == TRANSFER_ENCODING:
             codings.append(value)
     if not lengths and not codings:
         return

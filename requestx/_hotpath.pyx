@@ -21,6 +21,7 @@ from cpython.object cimport PyObject, PyTypeObject
 
 from . import _core
 from ._config import USE_CLIENT_DEFAULT as _USE_CLIENT_DEFAULT
+from ._framing import FRAMING_FIELDS
 from ._models import _METHODS_WITH_BODY, _PLAIN_METHODS, _REDIRECT_CODES, Headers, Request, Response
 from ._urls import _RECENT_URLS, url_from_str
 
@@ -29,7 +30,7 @@ cdef long MARK_CONTENT_ENCODING = _core.MARK_CONTENT_ENCODING
 cdef long MARK_SET_COOKIE = _core.MARK_SET_COOKIE
 # The client header fields that take a request off the plain path: the general path decides
 # Host and framing.
-cdef frozenset HOST_OR_FRAMING = frozenset({b"host", b"content-length", b"transfer-encoding"})
+cdef frozenset HOST_OR_FRAMING = FRAMING_FIELDS | {b"host"}
 cdef frozenset METHODS_WITH_BODY = _METHODS_WITH_BODY
 cdef frozenset PLAIN_METHODS = _PLAIN_METHODS
 cdef frozenset REDIRECT_CODES = _REDIRECT_CODES

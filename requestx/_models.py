@@ -53,6 +53,7 @@ from ._exceptions import (
     StreamClosed,
     StreamConsumed,
 )
+from ._framing import CONTENT_LENGTH, TRANSFER_ENCODING
 from ._status_codes import codes
 from ._types import (
     CookieTypes,
@@ -520,9 +521,9 @@ class Request:
         entries = headers._entries()
         for name, value in body_headers:
             lower = name.lower()
-            if lower == b"transfer-encoding" and headers._has(b"content-length"):
+            if lower == TRANSFER_ENCODING and headers._has(CONTENT_LENGTH):
                 continue  # an explicit Content-Length wins over chunked
-            if lower == b"content-length" and headers._has(b"transfer-encoding"):
+            if lower == CONTENT_LENGTH and headers._has(TRANSFER_ENCODING):
                 continue  # and an explicit Transfer-Encoding over a computed length
             if not headers._has(lower):
                 entries.append((name, lower, value))
@@ -533,10 +534,10 @@ class Request:
             host_offset = 0
         if (
             self.method in _METHODS_WITH_BODY
-            and not headers._has(b"content-length")
-            and not headers._has(b"transfer-encoding")
+            and not headers._has(CONTENT_LENGTH)
+            and not headers._has(TRANSFER_ENCODING)
         ):
-            entries.insert(host_offset, (b"Content-Length", b"content-length", b"0"))
+            entries.insert(host_offset, (b"Content-Length", CONTENT_LENGTH, b"0"))
 
     @property
     def content(self) -> bytes:
@@ -724,7 +725,7 @@ class Response:
         headers = self._headers
         for name, value in body_headers:
             lower = name.lower()
-            if lower == b"transfer-encoding" and headers._has(b"content-length"):
+            if lower == TRANSFER_ENCODING and headers._has(CONTENT_LENGTH):
                 continue
             if not headers._has(lower):
                 headers._entries().append((name, lower, value))

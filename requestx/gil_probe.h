@@ -9,11 +9,11 @@
  * client made 1.9 voluntary context switches per request, half of them waiting for the GIL
  * (`perf record -e context-switches`; pycurl: 1.3).
  *
- * What it pays for, measured: the 10-thread cell (10 threads sharing one Client, GET;
- * scripts/bench.sh), 5 alternating rounds, medians: 27,441 -> 32,212 requests/s and 55.8 ->
- * 47.5 us of CPU per request, voluntary context switches 1.79 -> 1.21 per request; on Python
- * 3.13, 25.7-28.9k -> 36.1-37.0k requests/s. Blocking streams were measured without it being
- * worth it there (14.6-15.6k -> 11.7-13.5k), so their waits do not spin.
+ * What it pays for, measured when it went in: the 10-thread cell (10 threads sharing one
+ * Client, GET; scripts/bench.sh), 5 alternating rounds, medians: 27,441 -> 32,212 requests/s
+ * and 55.8 -> 47.5 us of CPU per request, voluntary context switches 1.79 -> 1.21 per request;
+ * on Python 3.13, 25.7-28.9k -> 36.1-37.0k requests/s. Blocking streams were measured without
+ * it being worth it there (14.6-15.6k -> 11.7-13.5k), so their waits do not spin.
  *
  * So before taking the GIL back, a blocking caller looks at whether it is held and, if so,
  * yields the CPU until it is not, for up to RX_GIL_SPIN_US; then it asks for it as usual.
