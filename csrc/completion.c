@@ -2,7 +2,7 @@
 
 #include <stdlib.h>
 
-#include "transfer.h"
+#include "transfer_impl.h"
 
 rx_completion_queue *rx_cq_new(void)
 {

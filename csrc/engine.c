@@ -16,6 +16,7 @@
 #include "spin.h"
 #include "stat.h"
 #include "thread.h"
+#include "transfer_impl.h"
 
 RX_THREAD_LOCAL int64_t rx_loop_now_ms;
 
@@ -182,7 +183,7 @@ int rx_engine_submit_deferred(rx_engine *e, rx_transfer *t) { return submit(e, t
 
 void rx_engine_cancel(rx_engine *e, rx_transfer *t)
 {
-    if (rx_transfer_is_done(t))
+    if (rx_transfer_is_delivered(t))
         return;
     /* One cancel command per transfer: the command node is embedded in it. */
     if (__atomic_exchange_n(&t->commands.cancel_sent, 1, __ATOMIC_ACQ_REL))
@@ -235,7 +236,7 @@ static void finish_transfer(rx_engine *e, rx_transfer *t)
     unlist_started(e, t);
 
     /* Recycle the easy handle at once: the next submit reuses it, reset unless a plain GET
-     * left options the next one may keep (rx_easy_setup, transfer.h). Not after a failure: a
+     * left options the next one may keep (rx_easy_setup, transfer_impl.h). Not after a failure: a
      * failed transfer may leave state behind that curl_easy_reset() keeps (libcurl 7.88 kept
      * a pending body rewind, which failed the handle's next request), and failures are rare
      * enough that a fresh handle costs nothing that shows. */
@@ -882,13 +883,13 @@ int rx_engine_drive(rx_engine *e, rx_transfer *t, long budget_ms)
     rx_loop_now_ms = rx_clock_ms();
     rx_stat_add(&e->driven, 1);
     start_transfer(e, t);
-    while (!rx_transfer_is_done(t) && !__atomic_load_n(&e->closing, __ATOMIC_ACQUIRE)) {
+    while (!rx_transfer_is_delivered(t) && !__atomic_load_n(&e->closing, __ATOMIC_ACQUIRE)) {
         int n = drive_wait(e, events, spin_until_us, until_us, &slept);
         if (n < 0)
             break;
         run_loop_body(e, events, n);
     }
-    if (rx_transfer_is_done(t)) /* else the wait that follows records it */
+    if (rx_transfer_is_delivered(t)) /* else the wait that follows records it */
         rx_spin_record(&e->spin, t, slept ? RX_WAIT_SLEPT : RX_WAIT_SPUN, probe);
     release_driver(e);
     return 1;

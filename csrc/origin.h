@@ -28,7 +28,7 @@
 
 #include <curl/curl.h>
 
-#include "transfer.h"
+#include "transfer_impl.h"
 
 typedef struct rx_origins rx_origins;
 
