@@ -233,15 +233,15 @@ void rx_transfer_set_completion_queue(rx_transfer *t, rx_completion_queue *cq)
 int rx_transfer_wait(rx_transfer *t, long timeout_ms)
 {
     if (timeout_ms >= 0)
-        return rx_latch_wait(&t->done, timeout_ms);
-    while (rx_latch_wait(&t->done, -1) != 0) { /* a signal: nobody to tell here, wait on */
+        return rx_latch_wait(&t->latch, timeout_ms);
+    while (rx_latch_wait(&t->latch, -1) != 0) { /* a signal: nobody to tell here, wait on */
     }
     return 0;
 }
 
 int rx_transfer_is_delivered(const rx_transfer *t)
 {
-    return __atomic_load_n(&t->state, __ATOMIC_ACQUIRE) == RX_DONE;
+    return __atomic_load_n(&t->state, __ATOMIC_ACQUIRE) == RX_DELIVERED;
 }
 
 int rx_transfer_try_collect(rx_transfer *t) { return rx_transfer_collectable(t); }

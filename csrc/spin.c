@@ -131,7 +131,7 @@ int rx_spin_wait(rx_spin *e, rx_transfer *t)
     return done;
 }
 
-void rx_spin_wait_finished(rx_spin *e, rx_transfer *t)
+void rx_spin_collected(rx_spin *e, rx_transfer *t)
 {
     rx_spin_record(e, t, RX_WAIT_SLEPT, t->wait.probe);
 }

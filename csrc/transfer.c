@@ -3,6 +3,7 @@
  * side is request.c; streaming and fed bodies, consumer side, are stream.c. */
 #include "transfer_impl.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,50 @@
 #include "origin.h"
 #include "platform.h"
 #include "token.h"
+
+/* ---------------------------------------------------------------------------------------------
+ * Life cycle: the one place a transfer's state changes (transfer_impl.h, "Life cycle").
+ */
+
+/* Build with -DRX_TRACE_STATES=1 to have every change of state written to stderr. */
+#ifndef RX_TRACE_STATES
+#define RX_TRACE_STATES 0
+#endif
+
+#if !defined(NDEBUG) || RX_TRACE_STATES
+/* The transitions transfer_impl.h lists, and no other. */
+static int is_transition(rx_state from, rx_state to)
+{
+    switch (to) {
+    case RX_SUBMITTED: return from == RX_CREATED;
+    case RX_STARTED: return from == RX_SUBMITTED;
+    case RX_DONE: return from == RX_STARTED || from == RX_SUBMITTED;
+    case RX_DELIVERED: return from == RX_DONE;
+    default: return 0;
+    }
+}
+#endif
+
+/* Every change of state, as libcurl's mstate(): asserted in debug builds, traced with
+ * RX_TRACE_STATES. The store is a release: deliver's is what rx_transfer_is_delivered()
+ * acquires (the response is written before it); the others need no ordering of their own
+ * (submit's is under the engine's lock, and the driver writes the rest) and cost nothing more
+ * on x86. */
+static void set_state(rx_transfer *t, rx_state to)
+{
+#if !defined(NDEBUG) || RX_TRACE_STATES
+    rx_state from = (rx_state)__atomic_load_n(&t->state, __ATOMIC_RELAXED);
+#if RX_TRACE_STATES
+    static const char *const names[] = {"created", "submitted", "started", "done", "delivered"};
+    fprintf(stderr, "requestx: transfer %p: %s -> %s%s\n", (void *)t, names[from], names[to],
+            is_transition(from, to) ? "" : " (not a transition)");
+#endif
+    assert(is_transition(from, to));
+#endif
+    __atomic_store_n(&t->state, (int)to, __ATOMIC_RELEASE);
+}
+
+void rx_transfer_submit(rx_transfer *t) { set_state(t, RX_SUBMITTED); }
 
 /* ---------------------------------------------------------------------------------------------
  * libcurl callbacks: loop thread only. They append to C buffers and note the time; nothing else.
@@ -261,7 +306,7 @@ static long parse_status(const char *line, size_t n)
 static void headers_complete(rx_transfer *t)
 {
     /* Asked of libcurl only when needed: most transfers are neither tracked nor streamed, and
-     * rx_transfer_record_result asks again at the end. */
+     * rx_transfer_set_result asks again at the end. */
     long status = 0, version = 0;
     if (rx_origin_tracks(t) || t->options.stream)
         curl_easy_getinfo(rx_transfer_easy(t), CURLINFO_HTTP_VERSION, &version);
@@ -584,16 +629,12 @@ rx_transfer *rx_easy_transfer_of(CURL *h)
     return x->transfer;
 }
 
-int rx_transfer_setup(rx_transfer *t, rx_easy *x, CURLSH *share, const rx_easy_setup *left)
+/* The options of `t` on its handle `x`: only its own when the handle kept a plain GET's (see
+ * transfer_impl.h), else all. 0 or RX_E_NOMEM. */
+static int set_up_handle(rx_transfer *t, rx_easy *x, CURLSH *share, const rx_easy_setup *left)
 {
     CURL *h = x->curl;
     const rx_request_options *o = &t->options;
-    t->handle = x;
-    x->transfer = t;
-    __atomic_store_n(&t->state, RX_ACTIVE, __ATOMIC_RELAXED);
-    t->started_ms = t->last_activity_ms = rx_loop_now_ms;
-    rx_transfer_begin_attempt(t);
-
     if (build_header_list(t) != 0)
         goto fail;
 
@@ -687,6 +728,33 @@ fail:
 
 #undef SET
 
+/* Let go of the easy handle and what the transfer allocated for it. */
+static rx_easy *release_handle(rx_transfer *t)
+{
+    rx_easy *h = t->handle;
+    if (h != NULL)
+        h->transfer = NULL;
+    t->handle = NULL;
+    if (t->header_list != t->header_nodes)
+        free(t->header_list); /* NULL, or nodes too many for header_nodes */
+    t->header_list = NULL;
+    return h;
+}
+
+int rx_transfer_start(rx_transfer *t, rx_easy *x, CURLSH *share, const rx_easy_setup *left)
+{
+    t->handle = x;
+    x->transfer = t;
+    t->started_ms = t->last_activity_ms = rx_loop_now_ms;
+    rx_transfer_begin_attempt(t);
+    if (set_up_handle(t, x, share, left) != 0) {
+        release_handle(t);
+        return RX_E_NOMEM;
+    }
+    set_state(t, RX_STARTED);
+    return 0;
+}
+
 static const char *http_version_name(long v)
 {
     switch (v) {
@@ -746,7 +814,7 @@ static void describe_own_error(rx_transfer *t)
                  strerror(t->own_errno));
 }
 
-void rx_transfer_record_result(rx_transfer *t, CURLcode result)
+void rx_transfer_set_result(rx_transfer *t, CURLcode result)
 {
     CURL *h = rx_transfer_easy(t);
     rx_response *r = &t->response;
@@ -804,31 +872,25 @@ void rx_transfer_record_result(rx_transfer *t, CURLcode result)
         snprintf(r->error_text, sizeof r->error_text, "%s", curl_easy_strerror(result));
 }
 
-rx_easy *rx_transfer_release_handle(rx_transfer *t)
+void rx_transfer_set_error(rx_transfer *t, int error, const char *text)
 {
-    rx_easy *h = t->handle;
-    if (h != NULL)
-        h->transfer = NULL;
-    t->handle = NULL;
-    if (t->header_list != t->header_nodes)
-        free(t->header_list); /* NULL, or nodes too many for header_nodes */
-    t->header_list = NULL;
-    return h;
-}
-
-void rx_transfer_fail(rx_transfer *t, int error, const char *text)
-{
-    /* Called when the transfer ends without curl's verdict (cancel, our timeouts, shutdown). */
     t->response.error = error;
     t->response.os_errno = 0;
     if (text != NULL)
         snprintf(t->response.error_text, sizeof t->response.error_text, "%s", text);
 }
 
+rx_easy *rx_transfer_finish(rx_transfer *t)
+{
+    rx_easy *h = release_handle(t);
+    set_state(t, RX_DONE);
+    return h;
+}
+
 void rx_transfer_deliver(rx_transfer *t)
 {
     t->wait.completed_us = rx_clock_us();
-    __atomic_store_n(&t->state, RX_DONE, __ATOMIC_RELEASE);
+    set_state(t, RX_DELIVERED); /* published: see set_state */
     /* The latch is set in both modes: an event loop that shuts down waits on it for the
      * transfers it cancelled, since their request bodies are borrowed until then. */
     if (t->options.stream || t->options.upload_stream) {
@@ -838,12 +900,12 @@ void rx_transfer_deliver(rx_transfer *t)
         rx_mutex_unlock(&t->stream_lock);
     }
     if (t->on_delivered != NULL) {
-        t->on_delivered(t, t->on_delivered_arg); /* nobody waits for it */
+        t->on_delivered(t, t->on_delivered_arg); /* a load copy: nobody waits for it */
         return;
     }
     if (t->cq != NULL)
         rx_cq_push(t->cq, t);
-    rx_latch_set(&t->done);
+    rx_latch_set(&t->latch); /* last: the waiter may collect it now */
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -941,7 +1003,7 @@ int rx_transfer_check_deadline(rx_transfer *t, int64_t now, int64_t *next)
                      "the request's total timeout (%ld ms) ran out", t->options.total_timeout_ms);
             text = total_text;
         }
-        rx_transfer_fail(t, error, text);
+        rx_transfer_set_error(t, error, text);
         return 1;
     }
     /* Not due yet: activity moved it, or no timeout applies in this phase (connecting, which

@@ -11,28 +11,41 @@
  *
  * Everyone else (Cython, load.c, the tests) sees an opaque rx_transfer and uses functions.
  *
- * Life cycle, as the engine sees it:
+ * Life cycle: the state word says what has happened to a transfer, and every change of it goes
+ * through one function (set_state in transfer.c, as libcurl's go through mstate() in multi.c),
+ * which asserts in debug builds that the change is one of these and traces them all when
+ * built with RX_TRACE_STATES set. One verb per transition, used the same way in code, comments and
+ * docs/architecture.md ("A transfer's life"):
  *
- *   created     rx_transfer_new()            the caller fills in the request (RX_NEW)
- *   submitted   rx_engine_submit()           the engine takes a second reference; from now
- *                                            on only the loop thread touches request and
- *                                            response fields
- *   started     start_transfer (engine.c)    an easy handle is set up (rx_transfer_setup:
- *                                            RX_ACTIVE) and attached to libcurl, or
- *                                            waits for an HTTP/2 stream (origin.h)
- *   done        libcurl reports it: rx_transfer_record_result(); or the engine ends it
- *               (cancel, timeout, shutdown): rx_transfer_fail(); then finish_transfer
- *               (engine.c) takes it off libcurl and recycles the easy handle
- *               (rx_transfer_release_handle)
- *   delivered   rx_transfer_deliver()        RX_DONE; response fields are final; the waiter is
- *                                            woken (its latch, or completion queue); the engine
- *                                            drops its reference
- *   freed       rx_transfer_unref()          the last reference frees everything
+ *   RX_CREATED    rx_transfer_new()        the caller fills in the request (only now)
+ *   -- submit --> RX_SUBMITTED             rx_transfer_submit(), from rx_engine_submit (under
+ *                                          the engine's lock, as the command is queued) or
+ *                                          rx_engine_drive: the engine holds a reference, and
+ *                                          from now on only the driver touches the request
+ *                                          and response
+ *   -- start ---> RX_STARTED               rx_transfer_start(): an easy handle is set up for
+ *                                          it (start_transfer in engine.c then attaches it to
+ *                                          libcurl, or admission keeps it waiting its turn)
+ *   -- finish --> RX_DONE                  rx_transfer_finish(): its verdict is in (libcurl's,
+ *                                          rx_transfer_set_result(); or the engine's, cancel,
+ *                                          timeout, shutdown: rx_transfer_set_error()) and it
+ *                                          lets go of its easy handle (finish_transfer in
+ *                                          engine.c takes it off libcurl and recycles it). A
+ *                                          transfer the engine cannot start (closing, out of
+ *                                          memory) is finished from RX_SUBMITTED
+ *                                          (finish_unstarted in engine.c).
+ *   -- deliver -> RX_DELIVERED             rx_transfer_deliver(), at once after finish: the
+ *                                          response is final; the waiter is woken (its latch,
+ *                                          its completion queue, or load.c's function) and
+ *                                          may collect it; the engine drops its reference
+ *   freed         rx_transfer_unref()      the last reference frees everything
  *
- * A transfer the engine cannot start (closing, out of memory) goes from submitted straight to
- * delivered (deliver_unstarted in engine.c). No field is written by two threads; `state`,
- * `refs` and the command flags are the only shared words (atomics), and the streaming fields
- * have their lock.
+ * Publication: deliver stores RX_DELIVERED with release before it wakes anyone, and
+ * rx_transfer_is_delivered() reads it with acquire, so whoever sees it sees the response. Its
+ * last act is to set the latch (rx_transfer_collectable(), rx_transfer_try_collect()): a
+ * waiter that sees the latch knows the completion queue has been told too. No field is written
+ * by two threads; `state`, `refs` and the command flags are the only shared words (atomics),
+ * and the streaming fields have their lock.
  */
 #ifndef RX_TRANSFER_IMPL_H
 #define RX_TRANSFER_IMPL_H
@@ -49,8 +62,14 @@
 #include "tls.h"
 #include "transfer.h"
 
-/* The state word: created and submitted transfers are RX_NEW, started ones RX_ACTIVE. */
-enum { RX_NEW = 0, RX_ACTIVE = 1, RX_DONE = 2 };
+/* What has happened to a transfer (see "Life cycle" above). */
+typedef enum rx_state {
+    RX_CREATED = 0,
+    RX_SUBMITTED = 1,
+    RX_STARTED = 2,
+    RX_DONE = 3,
+    RX_DELIVERED = 4,
+} rx_state;
 
 /* Where a running transfer is, for choosing which timeout applies. */
 enum { RX_PHASE_WAITING = 0, RX_PHASE_CONNECTING = 1, RX_PHASE_EXCHANGING = 2 };
@@ -134,20 +153,20 @@ struct rx_transfer {
     } wait;
 
     /* ---- completion delivery: set before submit ---- */
-    rx_completion_queue *cq; /* NULL: wake `done` (blocking waiter); else append to this queue */
-    /* Its place in that queue (completion.c alone touches it; rx_cq_next() reads the link). */
+    rx_completion_queue *cq; /* NULL: only the latch (blocking waiter); else this queue too */
+    /* Its place in that queue (completion.c alone touches it). */
     struct {
         rx_transfer *next;
-        int queued;          /* in the queue or a drained list not yet settled (queue lock) */
+        int queued;          /* in the queue or a drained list not yet collected (queue lock) */
     } cq_link;
     /* Set: called on the loop thread at delivery instead of waking a waiter (load.c). */
     rx_delivered_fn on_delivered;
     void *on_delivered_arg;
 
     /* ---- shared between threads ---- */
-    int state;               /* atomic: RX_NEW, RX_ACTIVE, RX_DONE */
+    int state;               /* atomic: an rx_state, changed only by set_state (transfer.c) */
     int refs;                /* atomic reference count */
-    int done;                /* a latch (platform.h), set once state is RX_DONE */
+    int latch;               /* a latch (platform.h), set as delivery's last act */
     /* The engine's command nodes, embedded so that queueing never allocates (engine.c alone
      * touches them; any thread may queue a command). */
     struct {
@@ -167,16 +186,17 @@ struct rx_transfer {
     int upload_paused;       /* the read callback found upload_buf empty: curl is paused */
 };
 
-/* Loop thread: started and not yet done. */
-static inline int rx_transfer_is_running(const rx_transfer *t)
+/* Driver: started and not yet done (a command that comes later finds nothing to do). */
+static inline int rx_transfer_is_started(const rx_transfer *t)
 {
-    return __atomic_load_n(&t->state, __ATOMIC_RELAXED) == RX_ACTIVE;
+    return __atomic_load_n(&t->state, __ATOMIC_RELAXED) == RX_STARTED;
 }
 
-/* Whether delivery is complete (rx_transfer_try_collect(), inline for spin.c). */
+/* Waiter: whether delivery is complete and the transfer may be collected
+ * (rx_transfer_try_collect(), inline for spin.c). */
 static inline int rx_transfer_collectable(const rx_transfer *t)
 {
-    return rx_latch_is_set(&t->done);
+    return rx_latch_is_set(&t->latch);
 }
 
 /* After done: whether it ended in an error. */
@@ -250,19 +270,26 @@ int rx_easy_reset(rx_easy *x);
  * own admin handle). */
 rx_transfer *rx_easy_transfer_of(CURL *h);
 
-/* Loop thread only, "started": configure an easy handle for this transfer and start its clock
- * (the pool timeout runs from here); `left` says what the handle has set from its last
- * transfer (NULL or not kept: a new or reset handle). 0 or RX_E_NOMEM. */
-int rx_transfer_setup(rx_transfer *t, rx_easy *easy, CURLSH *share, const rx_easy_setup *left);
-/* Loop thread only, "done": copy libcurl's verdict and the response facts into the transfer. */
-void rx_transfer_record_result(rx_transfer *t, CURLcode result);
-/* Loop thread only, "done" without libcurl's verdict (cancel, our timeouts, shutdown). */
-void rx_transfer_fail(rx_transfer *t, int error, const char *text);
-/* Loop thread only: let go of the easy handle and its per-transfer allocations; returns the
- * handle (for the engine to recycle). */
-rx_easy *rx_transfer_release_handle(rx_transfer *t);
-/* Loop thread only, "delivered": publish the result and wake the waiter. */
+/* The transitions (see "Life cycle" above). rx_transfer_submit(): any thread, as the engine
+ * takes the transfer. The others: the driver only.
+ * rx_transfer_start(): configure an easy handle for this transfer and start its clock (the
+ * pool timeout runs from here); `left` says what the handle has set from its last transfer
+ * (NULL or not kept: a new or reset handle). 0, or RX_E_NOMEM: then it has let go of the
+ * handle and is still only submitted.
+ * rx_transfer_finish(): its verdict is in (set_result or set_error before); it lets go of the
+ * easy handle and its per-transfer allocations and returns the handle (NULL if it had none),
+ * for the engine to recycle once it has taken it off libcurl.
+ * rx_transfer_deliver(): publish the response and wake the waiter. */
+void rx_transfer_submit(rx_transfer *t);
+int rx_transfer_start(rx_transfer *t, rx_easy *easy, CURLSH *share, const rx_easy_setup *left);
+rx_easy *rx_transfer_finish(rx_transfer *t);
 void rx_transfer_deliver(rx_transfer *t);
+
+/* The verdict, before finish. rx_transfer_set_result(): libcurl's (`result`, read while the
+ * handle is still its), with the response facts libcurl knows. rx_transfer_set_error(): the
+ * engine's own (cancel, our timeouts, shutdown, out of memory), with its words. */
+void rx_transfer_set_result(rx_transfer *t, CURLcode result);
+void rx_transfer_set_error(rx_transfer *t, int error, const char *text);
 
 /* Loop thread only. Timeouts (which applies depends on the phase: waiting for a connection,
  * connecting, exchanging; and on whether the body is still going out):
@@ -272,7 +299,7 @@ void rx_transfer_deliver(rx_transfer *t);
 int64_t rx_transfer_first_deadline(const rx_transfer *t);
 int rx_transfer_check_deadline(rx_transfer *t, int64_t now, int64_t *next);
 
-/* Loop thread only, at libcurl's "done": 1 when the transfer ended only because the
+/* Loop thread only, when libcurl reports it done: 1 when the transfer ended only because the
  * kept-alive connection it was to reuse had been closed by the server, before any byte of
  * it was sent. It is then set up to go out again on a new connection: the engine detaches
  * it, begins a new attempt and attaches it again. */

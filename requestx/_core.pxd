@@ -137,8 +137,7 @@ cdef extern from "completion.h" nogil:
     rx_completion_queue *rx_cq_new()
     void rx_cq_close(rx_completion_queue *cq)
     rx_transfer *rx_cq_drain(rx_completion_queue *cq)
-    rx_transfer *rx_cq_next(const rx_transfer *t)
-    void rx_cq_settle(rx_transfer *t)
+    rx_transfer *rx_cq_collect(rx_transfer *t)
 
 
 cdef extern from "engine.h" nogil:
@@ -169,7 +168,7 @@ cdef extern from "engine.h" nogil:
     void rx_engine_cancel(rx_engine *e, rx_transfer *t)
     void rx_engine_resume(rx_engine *e, rx_transfer *t)
     int rx_engine_spin_wait(rx_engine *e, rx_transfer *t)
-    void rx_engine_wait_finished(rx_engine *e, rx_transfer *t)
+    void rx_engine_collected(rx_engine *e, rx_transfer *t)
     int rx_engine_close(rx_engine *e, long timeout_ms)
     void rx_engine_free(rx_engine *e) nogil
     void rx_engine_abandon(rx_engine *e)

@@ -955,13 +955,12 @@ cdef class CompletionQueue:
             return done
         t = rx_cq_drain(self.queue)
         while t != NULL:
-            next_t = rx_cq_next(t)
-            rx_cq_settle(t)  # read the link first: a streaming transfer may be queued again
+            next_t = rx_cq_collect(t)  # and t may be queued again: its state is read after
             if rx_transfer_is_delivered(t):
                 pending = self.pending.pop(<size_t>t, None)
                 if pending is not None and (<PendingTransfer>pending).engine.engine != NULL:
                     # A spin that gave up (try_spin) still teaches the spin its wait's length.
-                    rx_engine_wait_finished((<PendingTransfer>pending).engine.engine, t)
+                    rx_engine_collected((<PendingTransfer>pending).engine.engine, t)
             else:
                 pending = self.pending.get(<size_t>t)  # a stream with news, still running
             if pending is not None:
@@ -1131,7 +1130,7 @@ cdef int _wait_blocking(rx_engine *e, rx_transfer *t, bint signals_first=False) 
             if rc == 0:
                 rx_gil_wait_free()
         if rc == 0:
-            rx_engine_wait_finished(e, t)
+            rx_engine_collected(e, t)
             return 0
         _check_signals(e, t)
 

@@ -259,8 +259,7 @@ static void completion_queue(rx_engine *e, int n)
               "completion queue never became readable");
         wakeups++;
         for (rx_transfer *t = rx_cq_drain(cq), *next; t != NULL; t = next) {
-            next = rx_cq_next(t);
-            rx_cq_settle(t);
+            next = rx_cq_collect(t);
             const rx_response *r = result(t);
             if (t == cancelled) {
                 saw_cancelled = 1;
