@@ -2,7 +2,7 @@
 
 #include <stdlib.h>
 
-#include "transfer.h"
+#include "transfer_impl.h"
 
 rx_completion_queue *rx_cq_new(void)
 {
@@ -54,7 +54,7 @@ void rx_cq_push(rx_completion_queue *cq, rx_transfer *t)
         return; /* nobody will drain it: the transfer is freed with its last reference */
     }
     /* `queued` is read and written only under the queue's lock. We wrote the news (state,
-     * stream fields) before taking it; the drainer clears `queued` under it (rx_cq_settle) and
+     * stream fields) before taking it; the drainer clears `queued` under it (rx_cq_collect) and
      * reads the news after. Either the drainer cleared it first (we queue the transfer again)
      * or it reads the news after our unlock. With bare atomics this is store buffering, where
      * release and acquire let both sides read the old value and the news is never drained. */
@@ -91,12 +91,12 @@ rx_transfer *rx_cq_drain(rx_completion_queue *cq)
     return head;
 }
 
-rx_transfer *rx_cq_next(const rx_transfer *t) { return t->cq_link.next; }
-
-void rx_cq_settle(rx_transfer *t)
+rx_transfer *rx_cq_collect(rx_transfer *t)
 {
     rx_completion_queue *cq = t->cq;
     rx_mutex_lock(&cq->lock); /* see rx_cq_push */
+    rx_transfer *next = t->cq_link.next; /* before `queued` is cleared: a push relinks it */
     t->cq_link.queued = 0;
     rx_mutex_unlock(&cq->lock);
+    return next;
 }

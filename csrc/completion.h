@@ -37,20 +37,18 @@ void rx_cq_unref(rx_completion_queue *cq);
  * give up the owner's reference. */
 void rx_cq_close(rx_completion_queue *cq);
 
-/* Loop thread: append a finished transfer (the queue takes a transfer reference), unless the
- * queue is closed. */
+/* Loop thread: append a delivered transfer, or a streaming one with news (the queue takes a
+ * transfer reference), unless the queue is closed or the transfer is queued already. */
 void rx_cq_push(rx_completion_queue *cq, rx_transfer *t);
 
-/* Event loop: clear the notifier, then take every queued transfer (a list linked through
- * rx_cq_next(), oldest first; the caller owns one reference to each). NULL if none. */
+/* Event loop: clear the notifier, then take every queued transfer (a list walked with
+ * rx_cq_collect(), oldest first; the caller owns one reference to each). NULL if none. */
 rx_transfer *rx_cq_drain(rx_completion_queue *cq);
 
-/* Event loop: the transfer after `t` in a drained list, or NULL. */
-rx_transfer *rx_cq_next(const rx_transfer *t);
-
-/* Event loop: after reading a drained transfer's rx_cq_next(), let it be queued again. A
- * streaming transfer is queued at most once at a time, so a push that comes while it sits in a
- * drained list is dropped: the drainer looks at the transfer's state after settling it. */
-void rx_cq_settle(rx_transfer *t);
+/* Event loop: collect `t`, the head of a drained list: returns the transfer after it (NULL at
+ * the end) and lets `t` be queued again. A streaming transfer is queued at most once at a
+ * time, so a push that comes while it sits in a drained list is dropped: the drainer looks at
+ * the transfer's state after collecting it. */
+rx_transfer *rx_cq_collect(rx_transfer *t);
 
 #endif

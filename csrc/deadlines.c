@@ -1,6 +1,8 @@
 /* The engine's timeouts: a binary min-heap of transfers on engine.deadline_ms (see deadlines.h). */
 #include "deadlines.h"
 
+#include "transfer_impl.h"
+
 #include <stdlib.h>
 
 static void heap_swap(rx_deadlines *e, long i, long j)

@@ -16,6 +16,7 @@
 #include "spin.h"
 #include "stat.h"
 #include "thread.h"
+#include "transfer_impl.h"
 
 RX_THREAD_LOCAL int64_t rx_loop_now_ms;
 
@@ -122,6 +123,8 @@ static int push_command(rx_engine *e, rx_transfer *t, rx_command *cmd, int kind,
         rx_mutex_unlock(&e->lock);
         return -1;
     }
+    if (kind == RX_CMD_SUBMIT)
+        rx_transfer_submit(t); /* before the driver can take it: it reads the queue under `lock` */
     int was_empty = e->queue_head == NULL;
     if (was_empty)
         __atomic_store_n(&e->queue_head, cmd, __ATOMIC_RELAXED); /* commands_waiting() */
@@ -182,7 +185,7 @@ int rx_engine_submit_deferred(rx_engine *e, rx_transfer *t) { return submit(e, t
 
 void rx_engine_cancel(rx_engine *e, rx_transfer *t)
 {
-    if (rx_transfer_is_done(t))
+    if (rx_transfer_is_delivered(t))
         return;
     /* One cancel command per transfer: the command node is embedded in it. */
     if (__atomic_exchange_n(&t->commands.cancel_sent, 1, __ATOMIC_ACQ_REL))
@@ -227,6 +230,15 @@ static void unlist_started(rx_engine *e, rx_transfer *t)
     t->engine.prev = t->engine.next = NULL;
 }
 
+/* Deliver a finished transfer and drop the engine's reference. */
+static void deliver_transfer(rx_transfer *t)
+{
+    rx_transfer_deliver(t);
+    rx_transfer_unref(t); /* the engine's reference */
+}
+
+/* Finish a started transfer whose verdict is in (rx_transfer_set_result or _set_error): off
+ * the engine's lists and libcurl, its easy handle recycled; then deliver it at once. */
 static void finish_transfer(rx_engine *e, rx_transfer *t)
 {
     rx_deadlines_remove(&e->deadlines, t);
@@ -235,12 +247,12 @@ static void finish_transfer(rx_engine *e, rx_transfer *t)
     unlist_started(e, t);
 
     /* Recycle the easy handle at once: the next submit reuses it, reset unless a plain GET
-     * left options the next one may keep (rx_easy_setup, transfer.h). Not after a failure: a
+     * left options the next one may keep (rx_easy_setup, transfer_impl.h). Not after a failure: a
      * failed transfer may leave state behind that curl_easy_reset() keeps (libcurl 7.88 kept
      * a pending body rewind, which failed the handle's next request), and failures are rare
      * enough that a fresh handle costs nothing that shows. */
     curl_multi_remove_handle(e->multi, rx_transfer_easy(t));
-    rx_easy *h = rx_transfer_release_handle(t);
+    rx_easy *h = rx_transfer_finish(t);
     int pooled = e->easy_pooled < EASY_POOL_MAX && !rx_transfer_failed(t);
     if (pooled) {
         rx_easy_setup *kept = &e->easy_setup[e->easy_pooled];
@@ -258,16 +270,15 @@ static void finish_transfer(rx_engine *e, rx_transfer *t)
     }
     rx_stat_add(&e->running, -1);
     rx_stat_add(&e->completed, 1);
-    rx_transfer_deliver(t);
-    rx_transfer_unref(t); /* the engine's reference */
+    deliver_transfer(t);
 }
 
-/* Complete a transfer that never got an easy handle. */
-static void deliver_unstarted(rx_transfer *t, int error, const char *text)
+/* Finish a transfer the engine could not start (closing, out of memory), and deliver it. */
+static void finish_unstarted(rx_transfer *t, int error, const char *text)
 {
-    rx_transfer_fail(t, error, text);
-    rx_transfer_deliver(t);
-    rx_transfer_unref(t);
+    rx_transfer_set_error(t, error, text);
+    rx_transfer_finish(t);
+    deliver_transfer(t);
 }
 
 /* Hand a prepared transfer to libcurl. */
@@ -275,7 +286,7 @@ static void attach_transfer(rx_engine *e, rx_transfer *t)
 {
     CURLMcode mc = curl_multi_add_handle(e->multi, rx_transfer_easy(t));
     if (mc != CURLM_OK) {
-        rx_transfer_fail(t, RX_E_NOMEM, curl_multi_strerror(mc));
+        rx_transfer_set_error(t, RX_E_NOMEM, curl_multi_strerror(mc));
         finish_transfer(e, t);
     }
 }
@@ -286,7 +297,7 @@ static int origin_admits(rx_engine *e, rx_transfer *t)
 {
     int rc = rx_origin_admit(e->origins, t);
     if (rc < 0) {
-        rx_transfer_fail(t, RX_E_NOMEM, "out of memory admitting a transfer");
+        rx_transfer_set_error(t, RX_E_NOMEM, "out of memory admitting a transfer");
         finish_transfer(e, t);
     }
     return rc > 0;
@@ -367,15 +378,14 @@ static void start_transfer(rx_engine *e, rx_transfer *t)
         h = new_easy(e);
     }
     if (h == NULL) {
-        deliver_unstarted(t, RX_E_NOMEM, "out of memory creating a transfer");
+        finish_unstarted(t, RX_E_NOMEM, "out of memory creating a transfer");
         return;
     }
-    int rc = rx_transfer_setup(t, h, e->share, &left);
+    int rc = rx_transfer_start(t, h, e->share, &left);
     rx_easy_setup_drop(&left); /* the handle is set up for `t` now (or freed below) */
     if (rc != 0) {
-        rx_transfer_release_handle(t);
         free_easy(h);
-        deliver_unstarted(t, RX_E_NOMEM, "out of memory configuring a transfer");
+        finish_unstarted(t, RX_E_NOMEM, "out of memory configuring a transfer");
         return;
     }
     t->engine.owner = e;
@@ -384,7 +394,7 @@ static void start_transfer(rx_engine *e, rx_transfer *t)
     int64_t first = rx_transfer_first_deadline(t);
     if (first >= 0) {
         if (rx_deadlines_add(&e->deadlines, t, first) != 0) {
-            rx_transfer_fail(t, RX_E_NOMEM, "out of memory arming a timeout");
+            rx_transfer_set_error(t, RX_E_NOMEM, "out of memory arming a timeout");
             finish_transfer(e, t);
             return;
         }
@@ -399,15 +409,15 @@ static void resume_transfer(rx_transfer *t)
 {
     /* Cleared before resuming: a pause during curl_easy_pause() may queue the next resume. */
     __atomic_store_n(&t->commands.resume_queued, 0, __ATOMIC_RELEASE);
-    if (rx_transfer_is_running(t))
+    if (rx_transfer_is_started(t))
         rx_transfer_unpause(t);
     rx_transfer_unref(t); /* the resume command's reference */
 }
 
 static void cancel_transfer(rx_engine *e, rx_transfer *t)
 {
-    if (rx_transfer_is_running(t)) {
-        rx_transfer_fail(t, RX_E_CANCELLED, "request cancelled");
+    if (rx_transfer_is_started(t)) {
+        rx_transfer_set_error(t, RX_E_CANCELLED, "request cancelled");
         finish_transfer(e, t);
     }
     rx_transfer_unref(t); /* the cancel command's reference */
@@ -458,7 +468,8 @@ static int on_timer(CURLM *multi, long timeout_ms, void *userp)
  * The loop.
  */
 
-static void reap_completions(rx_engine *e)
+/* Finish every transfer libcurl reports done, or begin it again (see below). */
+static void finish_reported(rx_engine *e)
 {
     CURLMsg *msg;
     int left;
@@ -480,7 +491,7 @@ static void reap_completions(rx_engine *e)
                 attach_transfer(e, t);
             continue;
         }
-        rx_transfer_record_result(t, msg->data.result);
+        rx_transfer_set_result(t, msg->data.result);
         finish_transfer(e, t);
     }
 }
@@ -566,14 +577,14 @@ static void shutdown_transfers(rx_engine *e)
     while (cmd != NULL) {
         rx_command *next = cmd->next;
         if (cmd->kind == RX_CMD_SUBMIT)
-            deliver_unstarted(cmd->transfer, RX_E_ENGINE_CLOSED, "the client has been closed");
+            finish_unstarted(cmd->transfer, RX_E_ENGINE_CLOSED, "the client has been closed");
         else
             rx_transfer_unref(cmd->transfer);
         cmd = next;
     }
     while (e->active != NULL) {
         rx_transfer *t = e->active;
-        rx_transfer_fail(t, RX_E_ENGINE_CLOSED, "the client was closed while the request ran");
+        rx_transfer_set_error(t, RX_E_ENGINE_CLOSED, "the client was closed while the request ran");
         finish_transfer(e, t);
     }
 }
@@ -707,7 +718,7 @@ static void run_loop_body(rx_engine *e, rx_poll_event *events, int n)
             e->curl_timer_us = rx_clock_us() + backoff;
         }
     }
-    reap_completions(e);
+    finish_reported(e);
     expire_deadlines(e);
     admit_released(e);
 }
@@ -879,16 +890,17 @@ int rx_engine_drive(rx_engine *e, rx_transfer *t, long budget_ms)
     rx_poll_event events[MAX_EVENTS];
 
     rx_transfer_ref(t); /* the engine's reference, as rx_engine_submit takes */
+    rx_transfer_submit(t);
     rx_loop_now_ms = rx_clock_ms();
     rx_stat_add(&e->driven, 1);
     start_transfer(e, t);
-    while (!rx_transfer_is_done(t) && !__atomic_load_n(&e->closing, __ATOMIC_ACQUIRE)) {
+    while (!rx_transfer_is_delivered(t) && !__atomic_load_n(&e->closing, __ATOMIC_ACQUIRE)) {
         int n = drive_wait(e, events, spin_until_us, until_us, &slept);
         if (n < 0)
             break;
         run_loop_body(e, events, n);
     }
-    if (rx_transfer_is_done(t)) /* else the wait that follows records it */
+    if (rx_transfer_is_delivered(t)) /* else the wait that follows records it */
         rx_spin_record(&e->spin, t, slept ? RX_WAIT_SLEPT : RX_WAIT_SPUN, probe);
     release_driver(e);
     return 1;
@@ -897,7 +909,7 @@ int rx_engine_drive(rx_engine *e, rx_transfer *t, long budget_ms)
 /* Blocking waiters spin briefly before they sleep (spin.h); the engine keeps their estimate. */
 int rx_engine_spin_wait(rx_engine *e, rx_transfer *t) { return rx_spin_wait(&e->spin, t); }
 
-void rx_engine_wait_finished(rx_engine *e, rx_transfer *t) { rx_spin_wait_finished(&e->spin, t); }
+void rx_engine_collected(rx_engine *e, rx_transfer *t) { rx_spin_collected(&e->spin, t); }
 
 void rx_engine_drive_end(rx_engine *e)
 {

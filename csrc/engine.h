@@ -71,9 +71,9 @@ void rx_engine_drive_end(rx_engine *e);
  * spin.h. */
 int rx_engine_spin_wait(rx_engine *e, rx_transfer *t);
 
-/* After a blocking wait that did not end in rx_engine_spin_wait: feed its duration to the
- * spin heuristic. */
-void rx_engine_wait_finished(rx_engine *e, rx_transfer *t);
+/* A waiter collected the transfer after a wait that did not end in rx_engine_spin_wait (it
+ * slept, or an event loop drained it): the wait's duration feeds the spin heuristic. */
+void rx_engine_collected(rx_engine *e, rx_transfer *t);
 
 /* Stop the loop: running and queued transfers complete with RX_E_ENGINE_CLOSED, the thread is
  * joined (for at most timeout_ms) and libcurl's handles are cleaned up. The struct stays valid,

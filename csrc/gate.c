@@ -1,6 +1,8 @@
 /* The HTTP/1.1 gate (see gate.h). */
 #include "gate.h"
 
+#include "transfer_impl.h"
+
 #include <stddef.h>
 
 enum { NOT_GATED = 0, QUEUED = 1, ATTACHED = 2 };

@@ -61,7 +61,7 @@ static void record_error(rx_load *l, int code, const char *text)
 }
 
 /* Under the lock. */
-static void record_response(rx_load *l, const rx_transfer *t)
+static void record_response(rx_load *l, const rx_transfer *t, const rx_response *response)
 {
     rx_load_results *r = &l->results;
     if (r->completed == l->latencies_cap) {
@@ -74,10 +74,10 @@ static void record_response(rx_load *l, const rx_transfer *t)
         l->latencies = grown;
         l->latencies_cap = cap;
     }
-    l->latencies[r->completed++] = t->wait.completed_us - t->wait.started_us;
-    if (t->status < 200 || t->status >= 400)
+    l->latencies[r->completed++] = rx_transfer_load_latency_us(t);
+    if (response->status < 200 || response->status >= 400)
         r->non_2xx_3xx++;
-    r->bytes += (int64_t)t->headers.len + t->body_received;
+    r->bytes += (int64_t)response->headers.len + response->body_received;
 }
 
 /* Under the lock: one copy has ended (or could not start); wake the caller after the last. */
@@ -106,13 +106,9 @@ static void on_copy_delivered(rx_transfer *t, void *arg);
  * as that copy's error). */
 static int start_copy(rx_load *l)
 {
-    rx_transfer *t = rx_transfer_copy(l->request);
+    rx_transfer *t = rx_transfer_load_copy(l->request, on_copy_delivered, l);
     int rc = RX_E_NOMEM;
     if (t != NULL) {
-        t->discard_body = 1;
-        t->on_delivered = on_copy_delivered;
-        t->on_delivered_arg = l;
-        t->wait.started_us = rx_clock_us();
         rc = rx_engine_submit(l->engine, t);
         if (rc == 0)
             return 0;
@@ -132,13 +128,14 @@ static int start_copy(rx_load *l)
 static void on_copy_delivered(rx_transfer *t, void *arg)
 {
     rx_load *l = arg;
+    const rx_response *response = rx_transfer_response(t);
     rx_mutex_lock(&l->lock);
-    if (t->error != 0) {
-        record_error(l, t->error, t->error_text);
-        if (t->error == RX_E_ENGINE_CLOSED)
+    if (response->error != 0) {
+        record_error(l, response->error, response->error_text);
+        if (response->error == RX_E_ENGINE_CLOSED)
             l->stopping = 1;
     } else {
-        record_response(l, t);
+        record_response(l, t, response);
     }
     int next = claim_next(l);
     copy_ended(l);

@@ -12,8 +12,8 @@
  *   rx_load_stop()    no further copies start (Ctrl-C); those in flight end on their own
  *   rx_load_free()    after the run finished (rx_load_wait returned 0)
  *
- * Copies are delivered on the loop thread (rx_transfer.on_delivered), which also submits the
- * next copy; their bodies are counted, not kept.
+ * Copies (rx_transfer_load_copy) are delivered on the loop thread, to a function that records
+ * each and submits the next copy; their bodies are counted, not kept.
  */
 #ifndef RX_LOAD_H
 #define RX_LOAD_H

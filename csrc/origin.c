@@ -132,6 +132,22 @@ static void unlink_from(rx_transfer **head, rx_transfer **tail, rx_transfer *t)
     }
 }
 
+static rx_socket_entry *entry_for(rx_origins *all, curl_socket_t fd, int grow);
+
+/* The transfer's request no longer awaits its answer on the socket it went out on (the answer
+ * began, the request goes out again, or the transfer is forgotten or waits for a stream). */
+static void no_longer_awaiting(rx_transfer *t)
+{
+    rx_origin *o = t->h2.origin;
+    curl_socket_t fd = t->h2.request_fd;
+    t->h2.request_fd = CURL_SOCKET_BAD;
+    if (o == NULL || fd == CURL_SOCKET_BAD)
+        return;
+    rx_socket_entry *entry = entry_for(o->all, fd, 0);
+    if (entry != NULL && entry->origin == o && entry->awaiting > 0)
+        entry->awaiting--;
+}
+
 static void wait_for_stream(rx_origin *o, rx_transfer *t)
 {
     t->h2.wait_queue = IN_WAIT_LIST;
@@ -184,7 +200,7 @@ int rx_origin_should_wait(rx_transfer *t)
     if (!t->h2.refused_socket)
         return 0;
     t->h2.refused_socket = 0;
-    rx_origin_request_ended(t);
+    no_longer_awaiting(t);
     rx_origin *o = t->h2.origin;
     wait_for_stream(o, t);
     if (o->http2_sockets == 0)
@@ -194,8 +210,6 @@ int rx_origin_should_wait(rx_transfer *t)
                            * stream, so the connection is not usable to libcurl; open one */
     return 1;
 }
-
-static rx_socket_entry *entry_for(rx_origins *all, curl_socket_t fd, int grow);
 
 static void mark_http2(rx_origin *o, rx_socket_entry *entry)
 {
@@ -210,7 +224,7 @@ void rx_origin_request_started(rx_transfer *t, curl_socket_t fd)
     rx_origin *o = t->h2.origin;
     if (o == NULL)
         return;
-    rx_origin_request_ended(t);
+    no_longer_awaiting(t);
     rx_socket_entry *entry = entry_for(o->all, fd, 0);
     if (entry == NULL || entry->origin != o)
         return;
@@ -223,24 +237,12 @@ void rx_origin_request_started(rx_transfer *t, curl_socket_t fd)
     t->h2.request_fd = fd;
 }
 
-void rx_origin_request_ended(rx_transfer *t)
-{
-    rx_origin *o = t->h2.origin;
-    curl_socket_t fd = t->h2.request_fd;
-    t->h2.request_fd = CURL_SOCKET_BAD;
-    if (o == NULL || fd == CURL_SOCKET_BAD)
-        return;
-    rx_socket_entry *entry = entry_for(o->all, fd, 0);
-    if (entry != NULL && entry->origin == o && entry->awaiting > 0)
-        entry->awaiting--;
-}
-
 void rx_origin_forget(rx_origins *all, rx_transfer *t)
 {
     rx_origin *o = t->h2.origin;
     if (o == NULL)
         return;
-    rx_origin_request_ended(t);
+    no_longer_awaiting(t);
     if (t->h2.wait_queue == IN_WAIT_LIST) {
         unlink_from(&o->wait_head, &o->wait_tail, t);
         o->waiting--;
@@ -282,7 +284,7 @@ void rx_origin_answer_started(rx_transfer *t, int http2)
     rx_socket_entry *entry = o != NULL ? entry_for(o->all, t->h2.request_fd, 0) : NULL;
     if (http2 && entry != NULL && entry->origin == o)
         mark_http2(o, entry);
-    rx_origin_request_ended(t);
+    no_longer_awaiting(t);
 }
 
 int rx_origin_may_open_socket(rx_transfer *t)

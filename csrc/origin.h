@@ -28,7 +28,7 @@
 
 #include <curl/curl.h>
 
-#include "transfer.h"
+#include "transfer_impl.h"
 
 typedef struct rx_origins rx_origins;
 
@@ -57,11 +57,9 @@ rx_transfer *rx_origin_take_released(rx_origins *all);
  * while another on the same socket still waits for its answer shows the socket multiplexes,
  * so it speaks HTTP/2; with prior knowledge every socket does.
  * rx_origin_answer_started(): from the header callback, the final answer's headers are in
- * (over HTTP/2 when `http2`, which also marks the request's socket).
- * rx_origin_request_ended(): it is over (forget and should_wait call it too). */
+ * (over HTTP/2 when `http2`, which also marks the request's socket). */
 void rx_origin_request_started(rx_transfer *t, curl_socket_t fd);
 void rx_origin_answer_started(rx_transfer *t, int http2);
-void rx_origin_request_ended(rx_transfer *t);
 
 /* Whether the transfer is one of an origin's (HTTP/2-capable and admitted). */
 static inline int rx_origin_tracks(const rx_transfer *t) { return t->h2.origin != NULL; }

@@ -1,7 +1,7 @@
 /* A transfer's request side, used by the thread that submits it: creation and references,
  * the setters that validate what goes on the wire, and the blocking wait for completion. The
  * loop thread's side is transfer.c; streaming and fed bodies are stream.c. */
-#include "transfer.h"
+#include "transfer_impl.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -25,8 +25,11 @@ rx_transfer *rx_transfer_new(void)
         return NULL;
     t->refs = 1;
     t->h2.request_fd = CURL_SOCKET_BAD; /* origin.c's: "no request sent yet" */
-    t->connect_timeout_ms = t->read_timeout_ms = t->write_timeout_ms = t->pool_timeout_ms = -1;
-    t->total_timeout_ms = -1;
+    /* The rest of rx_request_options_init(), which calloc did already. */
+    rx_request_options *o = &t->options;
+    o->connect_timeout_ms = o->read_timeout_ms = o->write_timeout_ms = -1;
+    o->pool_timeout_ms = o->total_timeout_ms = -1;
+    o->upload_length = -1;
     rx_mutex_init(&t->stream_lock);
     rx_cond_init(&t->stream_cond);
     /* The header block's first allocation is made here, in the thread that will free it, not
@@ -36,12 +39,13 @@ rx_transfer *rx_transfer_new(void)
      * tasks, from free() in PendingTransfer.result). Below 1,032 bytes, glibc's per-thread
      * cache takes it without a lock; most response header blocks fit. Failure is harmless:
      * the loop thread allocates as before. */
-    rx_buffer_reserve(&t->headers, RX_HEADERS_FIRST_ALLOCATION);
+    rx_buffer_reserve(&t->response.headers, RX_HEADERS_FIRST_ALLOCATION);
     __atomic_add_fetch(&live_transfers, 1, __ATOMIC_RELAXED);
     return t;
 }
 
-rx_transfer *rx_transfer_copy(const rx_transfer *src)
+rx_transfer *rx_transfer_load_copy(const rx_transfer *src, rx_delivered_fn on_delivered,
+                                   void *arg)
 {
     rx_transfer *t = rx_transfer_new();
     if (t == NULL)
@@ -55,26 +59,26 @@ rx_transfer *rx_transfer_copy(const rx_transfer *src)
         goto fail;
     t->idempotent = src->idempotent;
     t->has_content_type = src->has_content_type;
-    t->body = src->body;
-    t->body_len = src->body_len;
-    t->has_body = src->has_body;
-    t->connect_timeout_ms = src->connect_timeout_ms;
-    t->read_timeout_ms = src->read_timeout_ms;
-    t->write_timeout_ms = src->write_timeout_ms;
-    t->pool_timeout_ms = src->pool_timeout_ms;
-    t->total_timeout_ms = src->total_timeout_ms;
-    t->http_version = src->http_version;
-    t->max_header_bytes = src->max_header_bytes;
-    t->max_body_bytes = src->max_body_bytes;
+    t->options = src->options;
+    t->options.stream = t->options.upload_stream = 0; /* neither is a load run's */
     if (src->tls != NULL)
         rx_transfer_set_tls(t, src->tls);
     if (src->route != NULL)
         rx_transfer_set_route(t, src->route);
+    t->discard_body = 1;
+    t->on_delivered = on_delivered;
+    t->on_delivered_arg = arg;
+    t->wait.started_us = rx_clock_us();
     return t;
 
 fail:
     rx_transfer_unref(t);
     return NULL;
+}
+
+int64_t rx_transfer_load_latency_us(const rx_transfer *t)
+{
+    return t->wait.completed_us - t->wait.started_us;
 }
 
 void rx_transfer_ref(rx_transfer *t) { __atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED); }
@@ -89,7 +93,7 @@ void rx_transfer_unref(rx_transfer *t)
     rx_tls_unref(t->tls);
     rx_route_unref(t->route);
     rx_buffer_free(&t->header_lines);
-    rx_buffer_free(&t->headers);
+    rx_buffer_free(&t->response.headers);
     rx_buffer_free(&t->body_buf);
     rx_buffer_free(&t->upload_buf);
     if (t->cq != NULL)
@@ -186,6 +190,24 @@ int rx_transfer_add_header(rx_transfer *t, const char *name, size_t name_len,
     return 0;
 }
 
+void rx_request_options_init(rx_request_options *o)
+{
+    *o = (rx_request_options){
+        .connect_timeout_ms = -1,
+        .read_timeout_ms = -1,
+        .write_timeout_ms = -1,
+        .pool_timeout_ms = -1,
+        .total_timeout_ms = -1,
+        .http_version = RX_HTTP_1_1,
+        .upload_length = -1,
+    };
+}
+
+void rx_transfer_set_options(rx_transfer *t, const rx_request_options *options)
+{
+    t->options = *options;
+}
+
 void rx_transfer_set_tls(rx_transfer *t, rx_tls *tls)
 {
     rx_tls_ref(tls);
@@ -211,11 +233,20 @@ void rx_transfer_set_completion_queue(rx_transfer *t, rx_completion_queue *cq)
 int rx_transfer_wait(rx_transfer *t, long timeout_ms)
 {
     if (timeout_ms >= 0)
-        return rx_latch_wait(&t->done, timeout_ms);
-    while (rx_latch_wait(&t->done, -1) != 0) { /* a signal: nobody to tell here, wait on */
+        return rx_latch_wait(&t->latch, timeout_ms);
+    while (rx_latch_wait(&t->latch, -1) != 0) { /* a signal: nobody to tell here, wait on */
     }
     return 0;
 }
+
+int rx_transfer_is_delivered(const rx_transfer *t)
+{
+    return __atomic_load_n(&t->state, __ATOMIC_ACQUIRE) == RX_DELIVERED;
+}
+
+int rx_transfer_try_collect(rx_transfer *t) { return rx_transfer_collectable(t); }
+
+const rx_response *rx_transfer_response(const rx_transfer *t) { return &t->response; }
 
 char *rx_transfer_take_body(rx_transfer *t, size_t *len)
 {

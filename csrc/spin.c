@@ -3,6 +3,7 @@
 
 #include "clock.h"
 #include "thread.h"
+#include "transfer_impl.h"
 
 enum {
     SPIN_FLOOR_US = 60,     /* the cap before any wake-up penalty is known, and its least */
@@ -114,7 +115,7 @@ int rx_spin_wait(rx_spin *e, rx_transfer *t)
     int done = 0;
     int64_t until = t->wait.started_us + budget;
     for (;;) {
-        if (rx_transfer_try_collect(t)) {
+        if (rx_transfer_collectable(t)) {
             done = 1;
             break;
         }
@@ -130,7 +131,7 @@ int rx_spin_wait(rx_spin *e, rx_transfer *t)
     return done;
 }
 
-void rx_spin_wait_finished(rx_spin *e, rx_transfer *t)
+void rx_spin_collected(rx_spin *e, rx_transfer *t)
 {
     rx_spin_record(e, t, RX_WAIT_SLEPT, t->wait.probe);
 }

@@ -54,11 +54,12 @@ void rx_spin_init(rx_spin *spin);
  * in case it is about to be delivered. 1 if it was, else 0. */
 int rx_spin_wait(rx_spin *spin, rx_transfer *t);
 
-/* After a wait that did not end in rx_spin_wait: feed its duration to the estimate. Each wait
- * counts once (a second call does nothing), so an event loop's drain may call it for every
- * transfer whose spin gave up: without that, a slow server's waits would never reach the
- * estimate and every async request would spin for nothing. */
-void rx_spin_wait_finished(rx_spin *spin, rx_transfer *t);
+/* A waiter collected the transfer after a wait that did not end in rx_spin_wait (it slept, or
+ * an event loop drained it): feed the wait's duration to the estimate. Each wait counts once
+ * (a second call does nothing), so an event loop's drain may call it for every transfer whose
+ * spin gave up: without that, a slow server's waits would never reach the estimate and every
+ * async request would spin for nothing. */
+void rx_spin_collected(rx_spin *spin, rx_transfer *t);
 
 /* How long a wait that starts now should spin before it sleeps, in microseconds (0: sleep at
  * once). *probe is set when this is a probing spin, with spinning otherwise off. Used by

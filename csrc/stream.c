@@ -2,7 +2,7 @@
  * bytes as they arrive, a feeder hands request body bytes over, each waiting (or arming its
  * event loop's completion queue) when there is nothing to take or no room. The loop thread's
  * side of both is in transfer.c (on_body, on_read). See "Streaming" in transfer.h. */
-#include "transfer.h"
+#include "transfer_impl.h"
 
 #include "clock.h"
 
@@ -16,9 +16,9 @@
 
 static int stream_ready_locked(rx_transfer *t, int want_body)
 {
-    if (rx_transfer_is_done(t))
+    if (rx_transfer_is_delivered(t))
         return 1;
-    return want_body ? t->body_buf.len > 0 : t->headers_done;
+    return want_body ? t->body_buf.len > 0 : t->response.headers_done;
 }
 
 int rx_stream_ready(rx_transfer *t, int want_body, int arm)
@@ -62,7 +62,7 @@ char *rx_stream_take(rx_transfer *t, size_t *len, int *resume)
 
 static int upload_room_locked(rx_transfer *t)
 {
-    return rx_transfer_is_done(t) || t->upload_buf.len - t->upload_off < RX_UPLOAD_HIGH_WATER;
+    return rx_transfer_is_delivered(t) || t->upload_buf.len - t->upload_off < RX_UPLOAD_HIGH_WATER;
 }
 
 /* The transfer must be resumed if the read callback paused it for want of bytes. */
@@ -77,7 +77,7 @@ long rx_upload_feed(rx_transfer *t, const char *data, size_t len, int arm, int *
 {
     *resume = 0;
     rx_mutex_lock(&t->stream_lock);
-    if (rx_transfer_is_done(t)) {
+    if (rx_transfer_is_delivered(t)) {
         rx_mutex_unlock(&t->stream_lock);
         return RX_FEED_OVER;
     }

@@ -1,8 +1,9 @@
 /* A transfer on the loop thread: easy-handle setup, the libcurl callbacks (they only append to
  * C buffers and note the time), and reading libcurl's verdict when it is done. The submitter's
  * side is request.c; streaming and fed bodies, consumer side, are stream.c. */
-#include "transfer.h"
+#include "transfer_impl.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,50 @@
 #include "origin.h"
 #include "platform.h"
 #include "token.h"
+
+/* ---------------------------------------------------------------------------------------------
+ * Life cycle: the one place a transfer's state changes (transfer_impl.h, "Life cycle").
+ */
+
+/* Build with -DRX_TRACE_STATES=1 to have every change of state written to stderr. */
+#ifndef RX_TRACE_STATES
+#define RX_TRACE_STATES 0
+#endif
+
+#if !defined(NDEBUG) || RX_TRACE_STATES
+/* The transitions transfer_impl.h lists, and no other. */
+static int is_transition(rx_state from, rx_state to)
+{
+    switch (to) {
+    case RX_SUBMITTED: return from == RX_CREATED;
+    case RX_STARTED: return from == RX_SUBMITTED;
+    case RX_DONE: return from == RX_STARTED || from == RX_SUBMITTED;
+    case RX_DELIVERED: return from == RX_DONE;
+    default: return 0;
+    }
+}
+#endif
+
+/* Every change of state, as libcurl's mstate(): asserted in debug builds, traced with
+ * RX_TRACE_STATES. The store is a release: deliver's is what rx_transfer_is_delivered()
+ * acquires (the response is written before it); the others need no ordering of their own
+ * (submit's is under the engine's lock, and the driver writes the rest) and cost nothing more
+ * on x86. */
+static void set_state(rx_transfer *t, rx_state to)
+{
+#if !defined(NDEBUG) || RX_TRACE_STATES
+    rx_state from = (rx_state)__atomic_load_n(&t->state, __ATOMIC_RELAXED);
+#if RX_TRACE_STATES
+    static const char *const names[] = {"created", "submitted", "started", "done", "delivered"};
+    fprintf(stderr, "requestx: transfer %p: %s -> %s%s\n", (void *)t, names[from], names[to],
+            is_transition(from, to) ? "" : " (not a transition)");
+#endif
+    assert(is_transition(from, to));
+#endif
+    __atomic_store_n(&t->state, (int)to, __ATOMIC_RELEASE);
+}
+
+void rx_transfer_submit(rx_transfer *t) { set_state(t, RX_SUBMITTED); }
 
 /* ---------------------------------------------------------------------------------------------
  * libcurl callbacks: loop thread only. They append to C buffers and note the time; nothing else.
@@ -56,16 +101,16 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
     rx_transfer *t = rx_easy_data_transfer(userdata);
     size_t n = size * nmemb;
     t->last_activity_ms = rx_loop_now_ms;
-    t->body_received += (int64_t)n; /* a paused chunk is offered again: see below */
+    t->response.body_received += (int64_t)n; /* a paused chunk is offered again: see below */
     if (t->discard_body)
         return n;
-    if (t->stream) {
+    if (t->options.stream) {
         size_t taken = on_stream_body(t, data, n);
         if (taken != n)
-            t->body_received -= (int64_t)n;
+            t->response.body_received -= (int64_t)n;
         return taken;
     }
-    int64_t limit = t->max_body_bytes;
+    int64_t limit = t->options.max_body_bytes;
     if (t->body_buf.cap == 0) {
         /* Pre-size from Content-Length (capped: a hostile length must not reserve gigabytes),
          * and refuse at once a body that says it is over the limit. */
@@ -114,7 +159,7 @@ static size_t on_read(char *buffer, size_t size, size_t nitems, void *userdata)
     memcpy(buffer, t->upload_buf.data + t->upload_off, n);
     t->upload_off += n;
     t->body_sent += n;
-    if (t->upload_length >= 0 && t->body_sent >= (size_t)t->upload_length)
+    if (t->options.upload_length >= 0 && t->body_sent >= (size_t)t->options.upload_length)
         t->upload_finished = 1; /* curl knows the length and asks no more */
     if (t->upload_off == t->upload_buf.len)
         t->upload_off = t->upload_buf.len = 0;
@@ -168,10 +213,10 @@ static int note_refused_stream(CURL *h, curl_infotype type, char *text, size_t n
 void rx_transfer_begin_attempt(rx_transfer *t)
 {
     t->phase = RX_PHASE_WAITING; /* for a connection, or an HTTP/2 stream (origin.h) */
-    t->error_text[0] = '\0';
-    t->os_errno = 0;
+    t->response.error_text[0] = '\0';
+    t->response.os_errno = 0;
     t->content_length = -1;
-    t->body_received = 0;
+    t->response.body_received = 0;
     t->body_sent = 0;
     t->upload_finished = 0;
 }
@@ -179,9 +224,10 @@ void rx_transfer_begin_attempt(rx_transfer *t)
 /* Whether the request body is still going out (the write timeout applies, not the read one). */
 static int body_going_out(const rx_transfer *t)
 {
-    if (t->upload_stream)
+    if (t->options.upload_stream)
         return !t->upload_finished;
-    return t->has_body && t->body_len > 64 * 1024 && t->uploaded < (int64_t)t->body_len;
+    const rx_request_options *o = &t->options;
+    return o->has_body && o->body_len > 64 * 1024 && t->uploaded < (int64_t)o->body_len;
 }
 
 /* Whether a header line starts with `name` (lower case), ignoring case. The first letters are
@@ -260,21 +306,21 @@ static long parse_status(const char *line, size_t n)
 static void headers_complete(rx_transfer *t)
 {
     /* Asked of libcurl only when needed: most transfers are neither tracked nor streamed, and
-     * rx_transfer_record_result asks again at the end. */
+     * rx_transfer_set_result asks again at the end. */
     long status = 0, version = 0;
-    if (rx_origin_tracks(t) || t->stream)
+    if (rx_origin_tracks(t) || t->options.stream)
         curl_easy_getinfo(rx_transfer_easy(t), CURLINFO_HTTP_VERSION, &version);
     if (rx_origin_tracks(t)) /* over HTTP/2, others wait for a stream on this connection */
         rx_origin_answer_started(t, version == CURL_HTTP_VERSION_2_0);
-    if (!t->stream) {
-        t->headers_done = 1;
+    if (!t->options.stream) {
+        t->response.headers_done = 1;
         return;
     }
     curl_easy_getinfo(rx_transfer_easy(t), CURLINFO_RESPONSE_CODE, &status);
     rx_mutex_lock(&t->stream_lock);
-    t->status = status;
-    t->http_version_used = (int)version;
-    t->headers_done = 1;
+    t->response.status = status;
+    t->response.http_version_used = (int)version;
+    t->response.headers_done = 1;
     int push = notify_consumer_locked(t);
     rx_mutex_unlock(&t->stream_lock);
     if (push)
@@ -315,12 +361,12 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
     rx_transfer *t = rx_easy_data_transfer(userdata);
     size_t n = size * nmemb;
     t->last_activity_ms = rx_loop_now_ms;
-    if (t->headers_done)
+    if (t->response.headers_done)
         return n; /* trailers after a chunked body: not part of the response headers */
     /* A status line starts a new response (after a 1xx): keep only the final block. */
     if (n >= 5 && memcmp(data, "HTTP/", 5) == 0) {
-        rx_buffer_clear(&t->headers);
-        t->header_marks = 0;
+        rx_buffer_clear(&t->response.headers);
+        t->response.header_marks = 0;
         t->content_length = -1;
         t->block_status = parse_status(data, n);
         if (t->block_status < 0) {
@@ -329,7 +375,7 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
         }
     } else if ((n == 2 && data[0] == '\r' && data[1] == '\n') || (n == 1 && data[0] == '\n')) {
         if (t->block_status >= 200 || t->block_status == 101) {
-            if (rx_buffer_append(&t->headers, data, n) != 0) {
+            if (rx_buffer_append(&t->response.headers, data, n) != 0) {
                 t->own_error = RX_E_NOMEM;
                 return 0;
             }
@@ -343,15 +389,15 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
         t->own_error = RX_E_BAD_FRAMING;
         return 0;
     } else {
-        t->header_marks |= header_mark(data, n);
+        t->response.header_marks |= header_mark(data, n);
     }
-    size_t limit = t->max_header_bytes > 0 ? (size_t)t->max_header_bytes
+    size_t limit = t->options.max_header_bytes > 0 ? (size_t)t->options.max_header_bytes
                                            : (size_t)RX_DEFAULT_MAX_HEADER_BYTES;
-    if (t->headers.len + n > limit) {
+    if (t->response.headers.len + n > limit) {
         t->own_error = RX_E_HEADERS_TOO_LARGE;
         return 0;
     }
-    if (rx_buffer_append(&t->headers, data, n) != 0) {
+    if (rx_buffer_append(&t->response.headers, data, n) != 0) {
         t->own_error = RX_E_NOMEM;
         return 0;
     }
@@ -405,7 +451,7 @@ static int on_prereq(void *userdata, char *conn_primary_ip, char *conn_local_ip,
         t->resend_refused = 1;
         return CURL_PREREQFUNC_ABORT;
     }
-    if (t->requests_started == 0 && t->http_version == RX_HTTP_1_1 && !t->reconnected &&
+    if (t->requests_started == 0 && t->options.http_version == RX_HTTP_1_1 && !t->reconnected &&
         !t->idempotent && reused_connection_closed(t)) {
         /* Nothing was sent: the engine starts it again on a new connection (rx_transfer_
          * reconnect). */
@@ -459,7 +505,7 @@ static int build_header_list(rx_transfer *t)
 {
     char *lines = t->header_lines.data;
     size_t len = t->header_lines.len;
-    int no_content_type = t->has_body && !t->has_content_type;
+    int no_content_type = t->options.has_body && !t->has_content_type;
     size_t count = 1 + (size_t)no_content_type;
     for (size_t off = 0; off < len; off += strlen(lines + off) + 1)
         count++;
@@ -484,7 +530,8 @@ static int build_header_list(rx_transfer *t)
  * stream (one may end paused). (A failed transfer's handle is not pooled at all.) */
 int rx_transfer_setup_reusable(const rx_transfer *t)
 {
-    return t->http_version == RX_HTTP_1_1 && !t->has_body && !t->upload_stream && !t->stream &&
+    const rx_request_options *o = &t->options;
+    return o->http_version == RX_HTTP_1_1 && !o->has_body && !o->upload_stream && !o->stream &&
            !t->reconnected && strcmp(t->method, "GET") == 0;
 }
 
@@ -513,10 +560,11 @@ static int set_own_options(rx_transfer *t, CURL *h)
 {
     SET(CURLOPT_URL, t->url);
     SET(CURLOPT_HTTPHEADER, t->header_list);
-    SET(CURLOPT_ERRORBUFFER, t->error_text);
-    if (t->connect_timeout_ms >= 0)
+    SET(CURLOPT_ERRORBUFFER, t->response.error_text);
+    long connect_timeout_ms = t->options.connect_timeout_ms;
+    if (connect_timeout_ms >= 0)
         /* curl treats 0 as "default (300 s)"; 1 ms is the closest to "immediately". */
-        SET(CURLOPT_CONNECTTIMEOUT_MS, t->connect_timeout_ms ? t->connect_timeout_ms : 1L);
+        SET(CURLOPT_CONNECTTIMEOUT_MS, connect_timeout_ms ? connect_timeout_ms : 1L);
     else
         SET(CURLOPT_CONNECTTIMEOUT_MS, (long)INT32_MAX);
     return 0;
@@ -581,21 +629,18 @@ rx_transfer *rx_easy_transfer_of(CURL *h)
     return x->transfer;
 }
 
-int rx_transfer_setup(rx_transfer *t, rx_easy *x, CURLSH *share, const rx_easy_setup *left)
+/* The options of `t` on its handle `x`: only its own when the handle kept a plain GET's (see
+ * transfer_impl.h), else all. 0 or RX_E_NOMEM. */
+static int set_up_handle(rx_transfer *t, rx_easy *x, CURLSH *share, const rx_easy_setup *left)
 {
     CURL *h = x->curl;
-    t->handle = x;
-    x->transfer = t;
-    __atomic_store_n(&t->state, RX_ACTIVE, __ATOMIC_RELAXED);
-    t->started_ms = t->last_activity_ms = rx_loop_now_ms;
-    rx_transfer_begin_attempt(t);
-
+    const rx_request_options *o = &t->options;
     if (build_header_list(t) != 0)
         goto fail;
 
     if (left != NULL && left->kept) {
-        /* What the handle's last transfer (a plain GET, see transfer.h) set is this one's too
-         * when it is a plain GET with the same TLS settings and route; else start afresh. */
+        /* What the handle's last transfer (a plain GET, see transfer_impl.h) set is this one's
+         * too when it is a plain GET with the same TLS settings and route; else start afresh. */
         if (left->tls == t->tls && left->route == t->route && rx_transfer_setup_reusable(t))
             return set_own_options(t, h);
         if (rx_easy_reset(x) != 0)
@@ -627,14 +672,14 @@ int rx_transfer_setup(rx_transfer *t, rx_easy *x, CURLSH *share, const rx_easy_s
     SET(CURLOPT_HEADERFUNCTION, on_header);
     SET(CURLOPT_SOCKOPTFUNCTION, on_sockopt);
     SET(CURLOPT_PREREQFUNCTION, on_prereq);
-    if (t->has_body && t->write_timeout_ms >= 0 && t->body_len > 64 * 1024) {
+    if (o->has_body && o->write_timeout_ms >= 0 && o->body_len > 64 * 1024) {
         /* Only large uploads pay for progress callbacks. */
         SET(CURLOPT_XFERINFOFUNCTION, on_progress);
         SET(CURLOPT_XFERINFODATA, t);
         SET(CURLOPT_NOPROGRESS, 0L);
     }
 
-    switch (t->http_version) {
+    switch (o->http_version) {
     case RX_HTTP_2_TLS: SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS); break;
     case RX_HTTP_2_PRIOR_KNOWLEDGE:
         SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
@@ -653,24 +698,24 @@ int rx_transfer_setup(rx_transfer *t, rx_easy *x, CURLSH *share, const rx_easy_s
     int is_post = strcmp(t->method, "POST") == 0;
     if (strcmp(t->method, "HEAD") == 0) {
         SET(CURLOPT_NOBODY, 1L);
-    } else if (t->upload_stream) {
+    } else if (o->upload_stream) {
         /* A fed body: curl pulls it through on_read. UPLOAD would make the method PUT, so the
          * method is always named; an unknown length means chunked on HTTP/1.1. */
         SET(CURLOPT_UPLOAD, 1L);
         SET(CURLOPT_READFUNCTION, on_read);
         SET(CURLOPT_READDATA, t);
-        SET(CURLOPT_INFILESIZE_LARGE, (curl_off_t)t->upload_length);
+        SET(CURLOPT_INFILESIZE_LARGE, (curl_off_t)o->upload_length);
         SET(CURLOPT_CUSTOMREQUEST, t->method);
-    } else if (t->has_body) {
-        SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)t->body_len);
-        SET(CURLOPT_POSTFIELDS, t->body ? t->body : "");
+    } else if (o->has_body) {
+        SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)o->body_len);
+        SET(CURLOPT_POSTFIELDS, o->body ? o->body : "");
         if (!is_post)
             SET(CURLOPT_CUSTOMREQUEST, t->method);
     } else if (!is_get) {
         SET(CURLOPT_CUSTOMREQUEST, t->method);
     }
 
-    if (t->http_version != RX_HTTP_1_1 && !t->idempotent) {
+    if (o->http_version != RX_HTTP_1_1 && !t->idempotent) {
         SET(CURLOPT_DEBUGFUNCTION, note_refused_stream);
         SET(CURLOPT_DEBUGDATA, t);
         SET(CURLOPT_VERBOSE, 1L);
@@ -682,6 +727,33 @@ fail:
 }
 
 #undef SET
+
+/* Let go of the easy handle and what the transfer allocated for it. */
+static rx_easy *release_handle(rx_transfer *t)
+{
+    rx_easy *h = t->handle;
+    if (h != NULL)
+        h->transfer = NULL;
+    t->handle = NULL;
+    if (t->header_list != t->header_nodes)
+        free(t->header_list); /* NULL, or nodes too many for header_nodes */
+    t->header_list = NULL;
+    return h;
+}
+
+int rx_transfer_start(rx_transfer *t, rx_easy *x, CURLSH *share, const rx_easy_setup *left)
+{
+    t->handle = x;
+    x->transfer = t;
+    t->started_ms = t->last_activity_ms = rx_loop_now_ms;
+    rx_transfer_begin_attempt(t);
+    if (set_up_handle(t, x, share, left) != 0) {
+        release_handle(t);
+        return RX_E_NOMEM;
+    }
+    set_state(t, RX_STARTED);
+    return 0;
+}
 
 static const char *http_version_name(long v)
 {
@@ -695,7 +767,7 @@ static const char *http_version_name(long v)
 
 const char *rx_transfer_http_version(const rx_transfer *t)
 {
-    return http_version_name(t->http_version_used);
+    return http_version_name(t->response.http_version_used);
 }
 
 /* The server answered in full while the request body was still going out, and libcurl then
@@ -710,134 +782,130 @@ static int answered_before_failed_send(const rx_transfer *t, CURLcode result, lo
 {
     if (result != CURLE_SEND_ERROR && result != CURLE_HTTP2_STREAM && result != CURLE_HTTP2)
         return 0;
-    return !t->own_error && t->headers_done && status >= 200 && t->content_length >= 0 &&
-           t->body_received == t->content_length;
+    return !t->own_error && t->response.headers_done && status >= 200 && t->content_length >= 0 &&
+           t->response.body_received == t->content_length;
 }
 
 /* The message for an error a callback decided; empty when libcurl's text says it well. */
 static void describe_own_error(rx_transfer *t)
 {
+    char *text = t->response.error_text;
+    size_t size = sizeof t->response.error_text;
+    long max_header_bytes = t->options.max_header_bytes;
     if (t->own_error == RX_E_HEADERS_TOO_LARGE)
-        snprintf(t->error_text, sizeof t->error_text,
+        snprintf(text, size,
                  "the response header block is larger than %ld bytes (max_header_bytes)",
-                 t->max_header_bytes > 0 ? t->max_header_bytes : (long)RX_DEFAULT_MAX_HEADER_BYTES);
+                 max_header_bytes > 0 ? max_header_bytes : (long)RX_DEFAULT_MAX_HEADER_BYTES);
     else if (t->own_error == RX_E_BODY_TOO_LARGE)
-        snprintf(t->error_text, sizeof t->error_text,
+        snprintf(text, size,
                  "the response body is larger than %lld bytes (max_body_bytes); stream the "
                  "response to read a body of any size",
-                 (long long)t->max_body_bytes);
+                 (long long)t->options.max_body_bytes);
     else if (t->own_error == RX_E_BAD_STATUS_LINE)
-        snprintf(t->error_text, sizeof t->error_text,
-                 "malformed status line: the status code must be three digits");
+        snprintf(text, size, "malformed status line: the status code must be three digits");
     else if (t->own_error == RX_E_BAD_HEADER_LINE)
-        snprintf(t->error_text, sizeof t->error_text,
+        snprintf(text, size,
                  "malformed header line: the field name must be a token directly followed by "
                  "':'");
     else if (t->own_error == RX_E_BAD_FRAMING)
-        snprintf(t->error_text, sizeof t->error_text,
-                 "the response has conflicting Content-Length headers");
+        snprintf(text, size, "the response has conflicting Content-Length headers");
     else if (t->own_error == RX_E_SOCKET_OPTION)
-        snprintf(t->error_text, sizeof t->error_text,
-                 "setsockopt() refused one of the socket_options: %s", strerror(t->own_errno));
+        snprintf(text, size, "setsockopt() refused one of the socket_options: %s",
+                 strerror(t->own_errno));
 }
 
-void rx_transfer_record_result(rx_transfer *t, CURLcode result)
+void rx_transfer_set_result(rx_transfer *t, CURLcode result)
 {
     CURL *h = rx_transfer_easy(t);
+    rx_response *r = &t->response;
     if (t->own_error) {
-        t->error = t->own_error;
+        r->error = t->own_error;
         describe_own_error(t); /* libcurl wrote its own words ("Failed writing header") */
     } else if (result == CURLE_OPERATION_TIMEDOUT)
-        t->error = RX_E_CONNECT_TIMEOUT; /* the only timeout curl itself enforces for us */
+        r->error = RX_E_CONNECT_TIMEOUT; /* the only timeout curl itself enforces for us */
     else
-        t->error = (int)result;
+        r->error = (int)result;
 
     long status = 0, version = 0, os_errno = 0;
     curl_off_t total = 0;
-    if (t->error != 0) {
+    if (r->error != 0) {
         /* Connection refused, reset, unreachable: the words a person can act on, which
          * libcurl's own text leaves out ("Could not connect to server"). */
         curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &os_errno);
-        t->os_errno = (int)os_errno;
+        r->os_errno = (int)os_errno;
     }
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_getinfo(h, CURLINFO_HTTP_VERSION, &version);
     curl_easy_getinfo(h, CURLINFO_TOTAL_TIME_T, &total);
-    if (!t->stream || !t->headers_done) {
+    if (!t->options.stream || !r->headers_done) {
         /* A streaming consumer may be reading these already: they were set at headers_done. */
-        t->status = status;
-        t->http_version_used = (int)version;
+        r->status = status;
+        r->http_version_used = (int)version;
     }
-    t->total_time_us = total;
+    r->total_time_us = total;
     if (answered_before_failed_send(t, result, status))
-        t->error = 0;
+        r->error = 0;
     /* libcurl 8.22 ends with CURLE_OK when the connection closes inside the header block: no
      * response at all, whatever it says. */
-    if (t->error == 0 && !t->headers_done) {
-        t->error = RX_E_INCOMPLETE_HEADERS;
-        snprintf(t->error_text, sizeof t->error_text,
+    if (r->error == 0 && !r->headers_done) {
+        r->error = RX_E_INCOMPLETE_HEADERS;
+        snprintf(r->error_text, sizeof r->error_text,
                  "the connection closed before the response's header block was complete");
     }
     /* Whatever the protocol layer concluded, a body shorter than its Content-Length is not a
      * complete response (no content decoding happens here, so the counts compare). */
-    if (t->error == 0 && t->content_length >= 0 && t->body_received < t->content_length &&
+    if (r->error == 0 && t->content_length >= 0 && r->body_received < t->content_length &&
         strcmp(t->method, "HEAD") != 0 && status != 204 && status != 304 && status >= 200) {
-        t->error = RX_E_INCOMPLETE_BODY;
-        snprintf(t->error_text, sizeof t->error_text,
+        r->error = RX_E_INCOMPLETE_BODY;
+        snprintf(r->error_text, sizeof r->error_text,
                  "the response body ended after %lld of its %lld bytes (Content-Length)",
-                 (long long)t->body_received, (long long)t->content_length);
+                 (long long)r->body_received, (long long)t->content_length);
     }
-    if (t->error != 0 && t->resend_refused) {
-        t->error = RX_E_NOT_RESENT;
-        snprintf(t->error_text, sizeof t->error_text,
+    if (r->error != 0 && t->resend_refused) {
+        r->error = RX_E_NOT_RESENT;
+        snprintf(r->error_text, sizeof r->error_text,
                  "the connection closed after the %s request was sent and before any response; "
                  "it was not sent again, as it is not idempotent and the server may have "
                  "processed it", t->method);
     }
-    if (t->error && t->error_text[0] == '\0' && t->error < RX_E_CANCELLED)
-        snprintf(t->error_text, sizeof t->error_text, "%s", curl_easy_strerror(result));
+    if (r->error && r->error_text[0] == '\0' && r->error < RX_E_CANCELLED)
+        snprintf(r->error_text, sizeof r->error_text, "%s", curl_easy_strerror(result));
 }
 
-rx_easy *rx_transfer_release_handle(rx_transfer *t)
+void rx_transfer_set_error(rx_transfer *t, int error, const char *text)
 {
-    rx_easy *h = t->handle;
-    if (h != NULL)
-        h->transfer = NULL;
-    t->handle = NULL;
-    if (t->header_list != t->header_nodes)
-        free(t->header_list); /* NULL, or nodes too many for header_nodes */
-    t->header_list = NULL;
-    return h;
-}
-
-void rx_transfer_fail(rx_transfer *t, int error, const char *text)
-{
-    /* Called when the transfer ends without curl's verdict (cancel, our timeouts, shutdown). */
-    t->error = error;
-    t->os_errno = 0;
+    t->response.error = error;
+    t->response.os_errno = 0;
     if (text != NULL)
-        snprintf(t->error_text, sizeof t->error_text, "%s", text);
+        snprintf(t->response.error_text, sizeof t->response.error_text, "%s", text);
+}
+
+rx_easy *rx_transfer_finish(rx_transfer *t)
+{
+    rx_easy *h = release_handle(t);
+    set_state(t, RX_DONE);
+    return h;
 }
 
 void rx_transfer_deliver(rx_transfer *t)
 {
     t->wait.completed_us = rx_clock_us();
-    __atomic_store_n(&t->state, RX_DONE, __ATOMIC_RELEASE);
+    set_state(t, RX_DELIVERED); /* published: see set_state */
     /* The latch is set in both modes: an event loop that shuts down waits on it for the
      * transfers it cancelled, since their request bodies are borrowed until then. */
-    if (t->stream || t->upload_stream) {
+    if (t->options.stream || t->options.upload_stream) {
         rx_mutex_lock(&t->stream_lock);
         t->consumer_waiting = 0;
         rx_cond_broadcast(&t->stream_cond);
         rx_mutex_unlock(&t->stream_lock);
     }
     if (t->on_delivered != NULL) {
-        t->on_delivered(t, t->on_delivered_arg); /* nobody waits for it */
+        t->on_delivered(t, t->on_delivered_arg); /* a load copy: nobody waits for it */
         return;
     }
     if (t->cq != NULL)
         rx_cq_push(t->cq, t);
-    rx_latch_set(&t->done);
+    rx_latch_set(&t->latch); /* last: the waiter may collect it now */
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -847,7 +915,7 @@ void rx_transfer_deliver(rx_transfer *t)
 /* The smallest of the timeouts that can apply once connected (< 0 if none is set). */
 static long exchange_timeout(const rx_transfer *t)
 {
-    long a = t->read_timeout_ms, b = t->write_timeout_ms;
+    long a = t->options.read_timeout_ms, b = t->options.write_timeout_ms;
     if (a < 0)
         return b;
     return (b < 0 || a < b) ? a : b;
@@ -863,7 +931,7 @@ static int64_t earlier(int64_t a, int64_t b)
 /* When the total timeout runs out, or -1 when there is none. */
 static int64_t total_deadline(const rx_transfer *t)
 {
-    return t->total_timeout_ms < 0 ? -1 : t->started_ms + t->total_timeout_ms;
+    return t->options.total_timeout_ms < 0 ? -1 : t->started_ms + t->options.total_timeout_ms;
 }
 
 /* The deadline of the phase the transfer is in, or -1 when none applies. */
@@ -872,13 +940,13 @@ static int64_t phase_deadline(const rx_transfer *t)
     switch (t->phase) {
     case RX_PHASE_WAITING:
         /* Still queued for a connection (pool limit reached). */
-        return t->pool_timeout_ms < 0 ? -1 : t->started_ms + t->pool_timeout_ms;
+        return t->options.pool_timeout_ms < 0 ? -1 : t->started_ms + t->options.pool_timeout_ms;
     case RX_PHASE_CONNECTING:
         return -1; /* curl's CONNECTTIMEOUT_MS covers connecting and the TLS handshake */
     default: {
         if (t->curl_paused)
             return -1; /* the consumer is behind, not the server: no read timeout runs */
-        long timeout = body_going_out(t) ? t->write_timeout_ms : t->read_timeout_ms;
+        long timeout = body_going_out(t) ? t->options.write_timeout_ms : t->options.read_timeout_ms;
         return timeout < 0 ? -1 : t->last_activity_ms + timeout;
     }
     }
@@ -915,8 +983,8 @@ int64_t rx_transfer_first_deadline(const rx_transfer *t)
     /* Real deadlines only move later, except when the phase changes: the first key is the
      * earliest any phase allows. */
     long first = exchange_timeout(t);
-    if (t->pool_timeout_ms >= 0 && (first < 0 || t->pool_timeout_ms < first))
-        first = t->pool_timeout_ms;
+    if (t->options.pool_timeout_ms >= 0 && (first < 0 || t->options.pool_timeout_ms < first))
+        first = t->options.pool_timeout_ms;
     return earlier(first < 0 ? -1 : t->started_ms + first, total_deadline(t));
 }
 
@@ -932,10 +1000,10 @@ int rx_transfer_check_deadline(rx_transfer *t, int64_t now, int64_t *next)
         char total_text[96];
         if (total >= 0 && total <= now) {
             snprintf(total_text, sizeof total_text,
-                     "the request's total timeout (%ld ms) ran out", t->total_timeout_ms);
+                     "the request's total timeout (%ld ms) ran out", t->options.total_timeout_ms);
             text = total_text;
         }
-        rx_transfer_fail(t, error, text);
+        rx_transfer_set_error(t, error, text);
         return 1;
     }
     /* Not due yet: activity moved it, or no timeout applies in this phase (connecting, which

@@ -38,6 +38,10 @@ cdef extern from "route.h" nogil:
 
 
 cdef extern from "buffer.h" nogil:
+    ctypedef struct rx_buffer:
+        char *data
+        size_t len
+
     void rx_buffer_free_stolen(char *data)
     long rx_buffer_live_count()
 
@@ -71,6 +75,9 @@ cdef extern from "transfer.h" nogil:
         RX_MARK_SET_COOKIE
 
     ctypedef struct rx_transfer:
+        pass
+
+    ctypedef struct rx_request_options:
         const char *body
         size_t body_len
         int has_body
@@ -85,16 +92,17 @@ cdef extern from "transfer.h" nogil:
         int64_t upload_length
         long max_header_bytes
         int64_t max_body_bytes
-        int headers_done
+
+    ctypedef struct rx_response:
         long status
+        int http_version_used
+        int headers_done
+        int header_marks
+        rx_buffer headers
         int64_t total_time_us
         int error
         int os_errno
-        char *error_text
-        size_t headers_len "headers.len"
-        int header_marks
-        int http_version_used
-        char *headers_data "headers.data"
+        const char error_text[256]  # CURL_ERROR_SIZE: the C header decides
 
     rx_transfer *rx_transfer_new()
     void rx_transfer_unref(rx_transfer *t)
@@ -102,14 +110,16 @@ cdef extern from "transfer.h" nogil:
     int rx_transfer_set_url(rx_transfer *t, const char *url, size_t length)
     int rx_transfer_add_header(rx_transfer *t, const char *name, size_t name_len,
                                const char *value, size_t value_len)
+    void rx_transfer_set_options(rx_transfer *t, const rx_request_options *options)
     void rx_transfer_set_tls(rx_transfer *t, rx_tls *tls)
     void rx_transfer_set_route(rx_transfer *t, rx_route *route)
     void rx_transfer_set_completion_queue(rx_transfer *t, rx_completion_queue *cq)
     int rx_transfer_wait(rx_transfer *t, long timeout_ms)
-    char *rx_transfer_take_body(rx_transfer *t, size_t *length)
-    const char *rx_transfer_http_version(const rx_transfer *t)
-    bint rx_transfer_is_done(const rx_transfer *t)
+    bint rx_transfer_is_delivered(const rx_transfer *t)
     bint rx_transfer_try_collect(rx_transfer *t)
+    const rx_response *rx_transfer_response(const rx_transfer *t)
+    const char *rx_transfer_http_version(const rx_transfer *t)
+    char *rx_transfer_take_body(rx_transfer *t, size_t *length)
     int rx_stream_ready(rx_transfer *t, int want_body, int arm)
     int rx_stream_wait(rx_transfer *t, int want_body, long timeout_ms)
     char *rx_stream_take(rx_transfer *t, size_t *length, int *resume)
@@ -127,8 +137,7 @@ cdef extern from "completion.h" nogil:
     rx_completion_queue *rx_cq_new()
     void rx_cq_close(rx_completion_queue *cq)
     rx_transfer *rx_cq_drain(rx_completion_queue *cq)
-    rx_transfer *rx_cq_next(const rx_transfer *t)
-    void rx_cq_settle(rx_transfer *t)
+    rx_transfer *rx_cq_collect(rx_transfer *t)
 
 
 cdef extern from "engine.h" nogil:
@@ -159,7 +168,7 @@ cdef extern from "engine.h" nogil:
     void rx_engine_cancel(rx_engine *e, rx_transfer *t)
     void rx_engine_resume(rx_engine *e, rx_transfer *t)
     int rx_engine_spin_wait(rx_engine *e, rx_transfer *t)
-    void rx_engine_wait_finished(rx_engine *e, rx_transfer *t)
+    void rx_engine_collected(rx_engine *e, rx_transfer *t)
     int rx_engine_close(rx_engine *e, long timeout_ms)
     void rx_engine_free(rx_engine *e) nogil
     void rx_engine_abandon(rx_engine *e)
@@ -250,7 +259,8 @@ cdef class Engine:
     cdef int _check_open(self) except -1
     cdef rx_transfer *_new_transfer(self, bytes method, bytes url, list headers, bytes body,
                                     tuple timeouts, int http_version, TLSConfig tls,
-                                    RouteConfig route) except NULL
+                                    RouteConfig route, bint stream_response=*,
+                                    long long upload_length=*) except NULL
     cdef rx_engine *_live(self) except NULL
     cdef PendingTransfer _start(self, bytes method, bytes url, list headers, bytes body,
                                 tuple timeouts, int http_version, TLSConfig tls,

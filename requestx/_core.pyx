@@ -147,9 +147,9 @@ class EngineError(Exception):
         return self.message
 
 
-cdef object _transfer_failure(rx_transfer *t):
+cdef object _transfer_failure(const rx_response *r):
     """The EngineError for a transfer that ended with an error."""
-    return EngineError(t.error, t.error_text.decode("utf-8", "replace"), t.os_errno)
+    return EngineError(r.error, r.error_text.decode("utf-8", "replace"), r.os_errno)
 
 
 cdef class TLSConfig:
@@ -421,19 +421,27 @@ cdef class Engine:
 
     cdef rx_transfer *_new_transfer(self, bytes method, bytes url, list headers, bytes body,
                                     tuple timeouts, int http_version, TLSConfig tls,
-                                    RouteConfig route) except NULL:
+                                    RouteConfig route, bint stream_response=False,
+                                    long long upload_length=-2) except NULL:
         """A transfer holding this request and the engine's limits on what a response may make
-        it hold; the caller owns its one reference (released here if the request is refused)."""
+        it hold; the caller owns its one reference (released here if the request is refused).
+        stream_response and upload_length as for open_stream()."""
         cdef rx_transfer *t = rx_transfer_new()
+        cdef rx_request_options options
         if t == NULL:
             raise MemoryError()
         try:
-            _fill_request(t, method, url, headers, body, timeouts, http_version, tls, route)
+            _fill_request(t, &options, method, url, headers, body, timeouts, http_version, tls,
+                          route)
         except BaseException:
             rx_transfer_unref(t)
             raise
-        t.max_header_bytes = self.max_header_bytes
-        t.max_body_bytes = self.max_body_bytes
+        options.max_header_bytes = self.max_header_bytes
+        options.max_body_bytes = self.max_body_bytes
+        options.stream = stream_response
+        options.upload_stream = upload_length >= -1
+        options.upload_length = upload_length
+        rx_transfer_set_options(t, &options)
         return t
 
     cdef int _check_open(self) except -1:
@@ -565,7 +573,7 @@ cdef class Engine:
         cdef int driven
         with nogil:
             driven = rx_engine_drive(e, t, SIGNAL_CHECK_MS)
-            if driven and rx_transfer_is_done(t):
+            if driven and rx_transfer_is_delivered(t):
                 # gil_probe.h: ask for the GIL when it is free, not before. (A drive that ended
                 # early takes the GIL only to check signals and waits again: no spin for it.)
                 rx_gil_wait_free()
@@ -658,7 +666,8 @@ cdef class Engine:
         self._check_open()
         cdef PendingTransfer pending = PendingTransfer.__new__(PendingTransfer)
         pending.transfer = self._new_transfer(method, url, headers, body, timeouts,
-                                              http_version, tls, route)
+                                              http_version, tls, route, stream_response,
+                                              upload_length)
         # A blocking stream holds its lane until it is closed (_give_back_lane), as it would
         # hold a connection of the pool.
         lane = None if queue is not None else self._take_lane(url, http_version, route)
@@ -670,10 +679,6 @@ cdef class Engine:
         cdef rx_engine *e = pending.engine._live()
         pending.body = body  # borrowed by C until the transfer completes
         pending.streaming = streaming
-        pending.transfer.stream = stream_response
-        if upload_length >= -1:
-            pending.transfer.upload_stream = 1
-            pending.transfer.upload_length = upload_length
         if queue is not None:
             rx_transfer_set_completion_queue(pending.transfer, queue.queue)
         if defer_wake:
@@ -724,7 +729,7 @@ cdef class PendingTransfer:
         it (it borrows the request body). Not in a forked child, whose engine has no thread."""
         cdef rx_transfer *t = self.transfer
         cdef rx_engine *e = self.engine.engine
-        if rx_transfer_is_done(t) or e == NULL:
+        if rx_transfer_is_delivered(t) or e == NULL:
             return
         if self.engine.fork_generation != _fork_generation:
             return
@@ -848,13 +853,14 @@ cdef class PendingTransfer:
             self._wait_stream(WAIT_HEADERS)
         elif not rx_stream_ready(t, 0, 1):
             return None
-        if not t.headers_done:
+        cdef const rx_response *r = rx_transfer_response(t)
+        if not r.headers_done:
             # Done without a response: the transfer failed (or was cancelled) before.
-            if t.error == 0:
+            if r.error == 0:
                 raise EngineError(RX_E_CANCELLED, "the response ended before its headers")
-            raise _transfer_failure(t)
-        return (t.status, _http_version_of(t),
-                PyBytes_FromStringAndSize(t.headers_data, t.headers_len), t.header_marks)
+            raise _transfer_failure(r)
+        return (r.status, _http_version_of(t, r),
+                PyBytes_FromStringAndSize(r.headers.data, r.headers.len), r.header_marks)
 
     def read_chunk(self, bint block):
         """The body bytes received since the last call: b"" at the end of the body, None when
@@ -879,24 +885,25 @@ cdef class PendingTransfer:
                     return PyBytes_FromStringAndSize(data, size)
                 finally:
                     rx_buffer_free_stolen(data)
-            if rx_transfer_is_done(t):
+            if rx_transfer_is_delivered(t):
                 break
-        if t.error != 0:
-            raise _transfer_failure(t)
+        cdef const rx_response *r = rx_transfer_response(t)
+        if r.error != 0:
+            raise _transfer_failure(r)
         self.eof = True
         return b""
 
     @property
     def finished(self):
         """The loop thread is done with it (its result is in, or was taken)."""
-        return self.transfer == NULL or rx_transfer_is_done(self.transfer)
+        return self.transfer == NULL or rx_transfer_is_delivered(self.transfer)
 
     @property
     def elapsed(self):
         """Seconds from start to the end of the response (once done), else None."""
-        if self.transfer == NULL or not rx_transfer_is_done(self.transfer):
+        if self.transfer == NULL or not rx_transfer_is_delivered(self.transfer):
             return None
-        return self.transfer.total_time_us / 1e6
+        return rx_transfer_response(self.transfer).total_time_us / 1e6
 
     def close_stream(self):
         """The consumer is finished with it: stop the transfer if it still runs. A blocking
@@ -948,13 +955,12 @@ cdef class CompletionQueue:
             return done
         t = rx_cq_drain(self.queue)
         while t != NULL:
-            next_t = rx_cq_next(t)
-            rx_cq_settle(t)  # read the link first: a streaming transfer may be queued again
-            if rx_transfer_is_done(t):
+            next_t = rx_cq_collect(t)  # and t may be queued again: its state is read after
+            if rx_transfer_is_delivered(t):
                 pending = self.pending.pop(<size_t>t, None)
                 if pending is not None and (<PendingTransfer>pending).engine.engine != NULL:
                     # A spin that gave up (try_spin) still teaches the spin its wait's length.
-                    rx_engine_wait_finished((<PendingTransfer>pending).engine.engine, t)
+                    rx_engine_collected((<PendingTransfer>pending).engine.engine, t)
             else:
                 pending = self.pending.get(<size_t>t)  # a stream with news, still running
             if pending is not None:
@@ -1060,9 +1066,11 @@ cdef class LoadRun:
             rx_load_free(run)
 
 
-cdef int _fill_request(rx_transfer *t, bytes method, bytes url, list headers, bytes body,
-                       tuple timeouts, int http_version, TLSConfig tls,
-                       RouteConfig route) except -1:
+cdef int _fill_request(rx_transfer *t, rx_request_options *options, bytes method, bytes url,
+                       list headers, bytes body, tuple timeouts, int http_version,
+                       TLSConfig tls, RouteConfig route) except -1:
+    """Method, URL, headers, TLS settings and route set on `t`; body, timeouts and HTTP
+    version written into `options` (the caller sets the rest and hands them over)."""
     cdef object entry, name, value
     _check(rx_transfer_set_method(t, PyBytes_AS_STRING(method), PyBytes_GET_SIZE(method)))
     _check(rx_transfer_set_url(t, PyBytes_AS_STRING(url), PyBytes_GET_SIZE(url)))
@@ -1076,16 +1084,19 @@ cdef int _fill_request(rx_transfer *t, bytes method, bytes url, list headers, by
                                       PyBytes_AS_STRING(value), PyBytes_GET_SIZE(value)))
     if body is not None:
         # Borrowed: the caller's reference keeps the bytes alive until the transfer is done.
-        t.body = PyBytes_AS_STRING(body)
-        t.body_len = PyBytes_GET_SIZE(body)
-        t.has_body = 1
-    t.connect_timeout_ms = timeouts[0]
-    t.read_timeout_ms = timeouts[1]
-    t.write_timeout_ms = timeouts[2]
-    t.pool_timeout_ms = timeouts[3]
-    if len(timeouts) > 4:
-        t.total_timeout_ms = timeouts[4]
-    t.http_version = http_version
+        options.body = PyBytes_AS_STRING(body)
+        options.body_len = PyBytes_GET_SIZE(body)
+        options.has_body = 1
+    else:
+        options.body = NULL
+        options.body_len = 0
+        options.has_body = 0
+    options.connect_timeout_ms = timeouts[0]
+    options.read_timeout_ms = timeouts[1]
+    options.write_timeout_ms = timeouts[2]
+    options.pool_timeout_ms = timeouts[3]
+    options.total_timeout_ms = timeouts[4] if len(timeouts) > 4 else -1
+    options.http_version = http_version
     if tls is not None:
         rx_transfer_set_tls(t, tls.tls)
     if route is not None:
@@ -1119,7 +1130,7 @@ cdef int _wait_blocking(rx_engine *e, rx_transfer *t, bint signals_first=False) 
             if rc == 0:
                 rx_gil_wait_free()
         if rc == 0:
-            rx_engine_wait_finished(e, t)
+            rx_engine_collected(e, t)
             return 0
         _check_signals(e, t)
 
@@ -1138,26 +1149,27 @@ cdef int _check_signals(rx_engine *e, rx_transfer *t) except -1:
 
 
 cdef tuple _take_result(rx_transfer *t):
-    if t.error != 0:
-        raise _transfer_failure(t)
+    cdef const rx_response *r = rx_transfer_response(t)
+    if r.error != 0:
+        raise _transfer_failure(r)
     cdef Body body = Body.__new__(Body)
     cdef size_t size = 0
     body.data = rx_transfer_take_body(t, &size)
     body.size = <Py_ssize_t>size
-    raw_headers = PyBytes_FromStringAndSize(t.headers_data, t.headers_len)
-    return (t.status, _http_version_of(t), raw_headers, body, t.total_time_us / 1e6,
-            t.header_marks)
+    raw_headers = PyBytes_FromStringAndSize(r.headers.data, r.headers.len)
+    return (r.status, _http_version_of(t, r), raw_headers, body, r.total_time_us / 1e6,
+            r.header_marks)
 
 
 # "HTTP/1.1" and friends, made once per protocol version rather than decoded per response.
 cdef dict _http_version_names = {}
 
 
-cdef str _http_version_of(rx_transfer *t):
-    name = _http_version_names.get(t.http_version_used)
+cdef str _http_version_of(rx_transfer *t, const rx_response *r):
+    name = _http_version_names.get(r.http_version_used)
     if name is None:
         name = rx_transfer_http_version(t).decode("ascii")
-        _http_version_names[t.http_version_used] = name
+        _http_version_names[r.http_version_used] = name
     return name
 
 

@@ -20,6 +20,9 @@
 #include "load.h"
 #include "platform.h"
 #include "thread.h"
+/* Three white-box checks look inside a transfer: the header lines the setters wrote, a
+ * stream's pause flag and a fed body's buffer. Everything else goes through transfer.h. */
+#include "transfer_impl.h"
 
 static int failures;
 
@@ -45,7 +48,17 @@ static const char *base;
 
 static void sleep_ms(long ms) { rx_sleep_us((int64_t)ms * 1000); }
 
-static rx_transfer *make(const char *method, const char *path, long read_timeout_ms)
+/* The options make() gives: 5 s timeouts but the read timeout, HTTP/1.1, no body. */
+static rx_request_options options_with(long read_timeout_ms)
+{
+    rx_request_options o;
+    rx_request_options_init(&o);
+    o.connect_timeout_ms = o.write_timeout_ms = o.pool_timeout_ms = 5000;
+    o.read_timeout_ms = read_timeout_ms;
+    return o;
+}
+
+static rx_transfer *make_with(const char *method, const char *path, const rx_request_options *o)
 {
     char url[512];
     snprintf(url, sizeof url, "%s%s", base, path);
@@ -53,11 +66,29 @@ static rx_transfer *make(const char *method, const char *path, long read_timeout
     rx_transfer_set_method(t, method, strlen(method));
     rx_transfer_set_url(t, url, strlen(url));
     rx_transfer_add_header(t, "Accept", 6, "*/*", 3);
-    t->connect_timeout_ms = 5000;
-    t->read_timeout_ms = read_timeout_ms;
-    t->write_timeout_ms = 5000;
-    t->pool_timeout_ms = 5000;
+    rx_transfer_set_options(t, o);
     return t;
+}
+
+static rx_transfer *make(const char *method, const char *path, long read_timeout_ms)
+{
+    rx_request_options o = options_with(read_timeout_ms);
+    return make_with(method, path, &o);
+}
+
+/* The response of a delivered transfer. */
+static const rx_response *result(const rx_transfer *t) { return rx_transfer_response(t); }
+
+/* Whether its body holds `needle` (the body is taken); *len is the body's length. */
+static int body_contains(rx_transfer *t, const char *needle, size_t *len)
+{
+    char *body = rx_transfer_take_body(t, len);
+    size_t n = strlen(needle);
+    int found = 0;
+    for (size_t at = 0; body != NULL && at + n <= *len && !found; at++)
+        found = memcmp(body + at, needle, n) == 0;
+    rx_buffer_free_stolen(body);
+    return found;
 }
 
 static void finish(rx_transfer *t)
@@ -73,9 +104,12 @@ static void sequential_gets(rx_engine *e, int n)
         rx_transfer *t = make("GET", "/json", 5000);
         CHECK(rx_engine_submit(e, t) == 0, "submit");
         rx_transfer_wait(t, -1);
-        CHECK(t->error == 0, "GET error %d: %s", t->error, t->error_text);
-        CHECK(t->status == 200, "GET status %ld", t->status);
-        CHECK(t->body_buf.len > 0, "GET body empty");
+        const rx_response *r = result(t);
+        CHECK(r->error == 0, "GET error %d: %s", r->error, r->error_text);
+        CHECK(r->status == 200, "GET status %ld", r->status);
+        size_t len;
+        body_contains(t, "", &len);
+        CHECK(len > 0, "GET body empty");
         finish(t);
     }
 }
@@ -83,17 +117,17 @@ static void sequential_gets(rx_engine *e, int n)
 static void post_body(rx_engine *e)
 {
     static const char body[] = "{\"hello\": \"engine\"}";
-    rx_transfer *t = make("POST", "/echo", 5000);
-    t->body = body;
-    t->body_len = sizeof body - 1;
-    t->has_body = 1;
+    rx_request_options o = options_with(5000);
+    o.body = body;
+    o.body_len = sizeof body - 1;
+    o.has_body = 1;
+    rx_transfer *t = make_with("POST", "/echo", &o);
     rx_engine_submit(e, t);
     rx_transfer_wait(t, -1);
-    CHECK(t->error == 0 && t->status == 200, "POST %d %ld", t->error, t->status);
-    int echoed = 0;
-    for (size_t at = 0; at + 6 <= t->body_buf.len && !echoed; at++)
-        echoed = memcmp(t->body_buf.data + at, "engine", 6) == 0;
-    CHECK(echoed, "POST body not echoed");
+    const rx_response *r = result(t);
+    CHECK(r->error == 0 && r->status == 200, "POST %d %ld", r->error, r->status);
+    size_t len;
+    CHECK(body_contains(t, "engine", &len), "POST body not echoed");
     finish(t);
 }
 
@@ -106,7 +140,8 @@ static void concurrent(rx_engine *e, int n)
     }
     for (int i = 0; i < n; i++) {
         rx_transfer_wait(ts[i], -1);
-        CHECK(ts[i]->error == 0 && ts[i]->status == 200, "concurrent %d: %d", i, ts[i]->error);
+        const rx_response *r = result(ts[i]);
+        CHECK(r->error == 0 && r->status == 200, "concurrent %d: %d", i, r->error);
         finish(ts[i]);
     }
 }
@@ -119,7 +154,7 @@ static void cancel_in_flight(rx_engine *e)
     rx_engine_cancel(e, t);
     rx_engine_cancel(e, t); /* twice: must be harmless */
     rx_transfer_wait(t, -1);
-    CHECK(t->error == RX_E_CANCELLED, "cancel gave %d", t->error);
+    CHECK(result(t)->error == RX_E_CANCELLED, "cancel gave %d", result(t)->error);
     rx_engine_cancel(e, t); /* after completion: harmless */
     finish(t);
 }
@@ -129,7 +164,7 @@ static void read_timeout(rx_engine *e)
     rx_transfer *t = make("GET", "/slow?delay=3", 300);
     rx_engine_submit(e, t);
     rx_transfer_wait(t, -1);
-    CHECK(t->error == RX_E_READ_TIMEOUT, "read timeout gave %d", t->error);
+    CHECK(result(t)->error == RX_E_READ_TIMEOUT, "read timeout gave %d", result(t)->error);
     finish(t);
 }
 
@@ -140,7 +175,7 @@ static void refused(rx_engine *e)
     rx_transfer_set_url(t, "http://127.0.0.1:1/", 19);
     rx_engine_submit(e, t);
     rx_transfer_wait(t, -1);
-    CHECK(t->error == CURLE_COULDNT_CONNECT, "refused gave %d", t->error);
+    CHECK(result(t)->error == CURLE_COULDNT_CONNECT, "refused gave %d", result(t)->error);
     finish(t);
 }
 
@@ -224,13 +259,13 @@ static void completion_queue(rx_engine *e, int n)
               "completion queue never became readable");
         wakeups++;
         for (rx_transfer *t = rx_cq_drain(cq), *next; t != NULL; t = next) {
-            next = rx_cq_next(t);
-            rx_cq_settle(t);
+            next = rx_cq_collect(t);
+            const rx_response *r = result(t);
             if (t == cancelled) {
                 saw_cancelled = 1;
-                CHECK(t->error == RX_E_CANCELLED, "cancelled async transfer gave %d", t->error);
+                CHECK(r->error == RX_E_CANCELLED, "cancelled async transfer gave %d", r->error);
             } else {
-                CHECK(t->error == 0 && t->status == 200, "async transfer %d", t->error);
+                CHECK(r->error == 0 && r->status == 200, "async transfer %d", r->error);
             }
             rx_transfer_unref(t); /* the queue's reference */
             seen++;
@@ -261,11 +296,13 @@ static void streaming(rx_engine *e)
     const size_t total = 6 * 1024 * 1024;
     char path[64];
     snprintf(path, sizeof path, "/bytes/%zu", total);
-    rx_transfer *t = make("GET", path, 5000);
-    t->stream = 1;
+    rx_request_options streamed = options_with(5000);
+    streamed.stream = 1;
+    rx_transfer *t = make_with("GET", path, &streamed);
     CHECK(rx_engine_submit(e, t) == 0, "submit stream");
     CHECK(rx_stream_wait(t, 0, 5000) == 0, "stream headers never arrived");
-    CHECK(t->headers_done && t->status == 200, "stream status %ld", t->status);
+    const rx_response *r = result(t);
+    CHECK(r->headers_done && r->status == 200, "stream status %ld", r->status);
     /* Take nothing until the buffer is full and the engine paused the transfer (bounded: the
      * server may be slow under valgrind). */
     int paused = 0;
@@ -288,7 +325,7 @@ static void streaming(rx_engine *e)
             rx_engine_resume(e, t);
         }
         if (data == NULL) {
-            if (rx_transfer_is_done(t))
+            if (rx_transfer_is_delivered(t))
                 break;
             continue;
         }
@@ -298,7 +335,7 @@ static void streaming(rx_engine *e)
         largest = len > largest ? len : largest;
         rx_buffer_free_stolen(data);
     }
-    CHECK(t->error == 0, "stream error %d: %s", t->error, t->error_text);
+    CHECK(r->error == 0, "stream error %d: %s", r->error, r->error_text);
     CHECK(received == total, "stream received %zu of %zu", received, total);
     CHECK(mismatches == 0, "stream content differs in %d bytes", mismatches);
     CHECK(largest <= RX_STREAM_HIGH_WATER + CURL_MAX_WRITE_SIZE, "buffered %zu bytes", largest);
@@ -306,13 +343,13 @@ static void streaming(rx_engine *e)
     rx_transfer_wait(t, -1);
     rx_transfer_unref(t);
 
-    rx_transfer *early = make("GET", path, 5000);
-    early->stream = 1;
+    rx_transfer *early = make_with("GET", path, &streamed);
     rx_engine_submit(e, early);
     CHECK(rx_stream_wait(early, 1, 5000) == 0, "early stream: no body");
     rx_engine_cancel(e, early);
     rx_transfer_wait(early, -1);
-    CHECK(early->error == RX_E_CANCELLED || early->error == 0, "early close gave %d", early->error);
+    r = result(early);
+    CHECK(r->error == RX_E_CANCELLED || r->error == 0, "early close gave %d", r->error);
     size_t len;
     int resume;
     rx_buffer_free_stolen(rx_stream_take(early, &len, &resume));
@@ -326,9 +363,10 @@ static void fed_upload(rx_engine *e, int64_t declared)
     const size_t total = 3 * 1000 * 1000, piece = 1000 * 1000; /* pieces over the limit */
     char *chunk = malloc(piece);
     memset(chunk, 'u', piece);
-    rx_transfer *t = make("POST", "/upload-digest", 5000);
-    t->upload_stream = 1;
-    t->upload_length = declared;
+    rx_request_options fed_body = options_with(5000);
+    fed_body.upload_stream = 1;
+    fed_body.upload_length = declared;
+    rx_transfer *t = make_with("POST", "/upload-digest", &fed_body);
     CHECK(rx_engine_submit(e, t) == 0, "submit upload");
     size_t fed = 0;
     while (fed < total) {
@@ -353,13 +391,13 @@ static void fed_upload(rx_engine *e, int64_t declared)
     if (resume)
         rx_engine_resume(e, t);
     rx_transfer_wait(t, -1);
-    CHECK(t->error == 0, "upload error %d: %s", t->error, t->error_text);
-    CHECK(t->status == 200, "upload status %ld", t->status);
+    const rx_response *r = result(t);
+    CHECK(r->error == 0, "upload error %d: %s", r->error, r->error_text);
+    CHECK(r->status == 200, "upload status %ld", r->status);
     char expected[64];
     snprintf(expected, sizeof expected, "\"length\": %zu", total);
-    rx_buffer_append(&t->body_buf, "", 1);
-    CHECK(t->body_buf.data && strstr(t->body_buf.data, expected), "upload digest: %s",
-          t->body_buf.data ? t->body_buf.data : "(none)");
+    size_t len;
+    CHECK(body_contains(t, expected, &len), "upload digest: no %s in %zu bytes", expected, len);
     /* Bounded: never more than RX_UPLOAD_HIGH_WATER bytes wait (the allocation may round up
      * to the next doubling). */
     CHECK(t->upload_buf.cap <= 2 * RX_UPLOAD_HIGH_WATER, "upload buffer grew to %zu",
@@ -376,18 +414,19 @@ static void h2c_burst(rx_engine *e, int n)
     rx_transfer *ts[64];
     if (e == NULL)
         return;
+    rx_request_options h2c = options_with(5000);
+    h2c.http_version = RX_HTTP_2_PRIOR_KNOWLEDGE;
     for (int i = 0; i < n; i++) {
-        ts[i] = make("GET", "/json", 5000);
-        ts[i]->http_version = RX_HTTP_2_PRIOR_KNOWLEDGE;
+        ts[i] = make_with("GET", "/json", &h2c);
         CHECK(rx_engine_submit(e, ts[i]) == 0, "submit h2c");
     }
     for (int i = 0; i < n; i++) {
         rx_transfer_wait(ts[i], -1);
-        CHECK(ts[i]->error == 0, "h2c transfer %d error %d: %s", i, ts[i]->error,
-              ts[i]->error_text);
-        CHECK(ts[i]->status == 200, "h2c status %ld", ts[i]->status);
-        CHECK(ts[i]->http_version_used == CURL_HTTP_VERSION_2_0, "h2c used version %d",
-              ts[i]->http_version_used);
+        const rx_response *r = result(ts[i]);
+        CHECK(r->error == 0, "h2c transfer %d error %d: %s", i, r->error, r->error_text);
+        CHECK(r->status == 200, "h2c status %ld", r->status);
+        CHECK(r->http_version_used == CURL_HTTP_VERSION_2_0, "h2c used version %d",
+              r->http_version_used);
         finish(ts[i]);
     }
 }
@@ -429,18 +468,19 @@ static void h2c_restarts(const char *h2_url)
         rx_transfer *t = rx_transfer_new();
         rx_transfer_set_method(t, steps[i].method, strlen(steps[i].method));
         rx_transfer_set_url(t, url, strlen(url));
-        t->connect_timeout_ms = t->read_timeout_ms = t->write_timeout_ms = 5000;
-        t->pool_timeout_ms = 5000;
-        t->http_version = RX_HTTP_2_PRIOR_KNOWLEDGE;
+        rx_request_options o = options_with(5000);
+        o.http_version = RX_HTTP_2_PRIOR_KNOWLEDGE;
         if (steps[i].body_len > 0) {
-            t->body = big;
-            t->body_len = steps[i].body_len;
-            t->has_body = 1;
+            o.body = big;
+            o.body_len = steps[i].body_len;
+            o.has_body = 1;
         }
+        rx_transfer_set_options(t, &o);
         CHECK(rx_engine_submit(e, t) == 0, "submit %s", steps[i].path);
         rx_transfer_wait(t, -1);
-        CHECK(t->error == 0 && t->status == 200, "%s: error %d (%s), status %ld",
-                  steps[i].path, t->error, t->error_text, t->status);
+        const rx_response *r = result(t);
+        CHECK(r->error == 0 && r->status == 200, "%s: error %d (%s), status %ld",
+              steps[i].path, r->error, r->error_text, r->status);
         finish(t);
     }
     rx_engine_free(e);
@@ -455,8 +495,8 @@ static void close_with_transfer_in_flight(void)
     rx_engine_submit(e, t);
     sleep_ms(100);
     CHECK(rx_engine_close(e, 5000) == 0, "close did not join");
-    CHECK(rx_transfer_is_done(t), "in-flight transfer not completed by close");
-    CHECK(t->error == RX_E_ENGINE_CLOSED, "close gave %d", t->error);
+    CHECK(rx_transfer_is_delivered(t), "in-flight transfer not completed by close");
+    CHECK(result(t)->error == RX_E_ENGINE_CLOSED, "close gave %d", result(t)->error);
     finish(t);
     /* A submit racing with (here: after) close is refused, not a use-after-free. */
     rx_transfer *late = make("GET", "/json", 5000);
@@ -482,9 +522,10 @@ static void h1_gate(void)
     enum { N = 12, CANCELLED = 7, POOL_TIMED_OUT = 9 };
     rx_transfer *ts[N];
     for (int i = 0; i < N; i++) {
-        ts[i] = make("GET", "/slow?delay=0.05", 5000);
+        rx_request_options o = options_with(5000);
         if (i == POOL_TIMED_OUT)
-            ts[i]->pool_timeout_ms = 30; /* queued behind 9 others for about 0.2 s */
+            o.pool_timeout_ms = 30; /* queued behind 9 others for about 0.2 s */
+        ts[i] = make_with("GET", "/slow?delay=0.05", &o);
         CHECK(rx_engine_submit(e, ts[i]) == 0, "gate submit %d", i);
     }
     rx_engine_cancel(e, ts[CANCELLED]);
@@ -493,8 +534,9 @@ static void h1_gate(void)
         int want = i == CANCELLED        ? RX_E_CANCELLED
                    : i == POOL_TIMED_OUT ? RX_E_POOL_TIMEOUT
                                          : 0;
-        CHECK(ts[i]->error == want, "gate %d: error %d, wanted %d", i, ts[i]->error, want);
-        CHECK(want != 0 || ts[i]->status == 200, "gate %d: status %ld", i, ts[i]->status);
+        const rx_response *r = result(ts[i]);
+        CHECK(r->error == want, "gate %d: error %d, wanted %d", i, r->error, want);
+        CHECK(want != 0 || r->status == 200, "gate %d: status %ld", i, r->status);
         finish(ts[i]);
     }
     for (int i = 0; i < N; i++) {
@@ -504,8 +546,9 @@ static void h1_gate(void)
     sleep_ms(100);
     CHECK(rx_engine_close(e, 5000) == 0, "gate close did not join");
     for (int i = 0; i < N; i++) {
-        CHECK(rx_transfer_is_done(ts[i]), "gate %d not completed by close", i);
-        CHECK(ts[i]->error == RX_E_ENGINE_CLOSED, "gate close %d gave %d", i, ts[i]->error);
+        CHECK(rx_transfer_is_delivered(ts[i]), "gate %d not completed by close", i);
+        CHECK(result(ts[i])->error == RX_E_ENGINE_CLOSED, "gate close %d gave %d", i,
+              result(ts[i])->error);
         finish(ts[i]);
     }
     rx_engine_free(e);
@@ -526,7 +569,8 @@ static void routed(rx_engine *e)
         rx_transfer_set_route(t, route);
         CHECK(rx_engine_submit(e, t) == 0, "submit");
         rx_transfer_wait(t, -1);
-        CHECK(t->error == 0 && t->status == 200, "routed GET: %d %s", t->error, t->error_text);
+        const rx_response *r = result(t);
+        CHECK(r->error == 0 && r->status == 200, "routed GET: %d %s", r->error, r->error_text);
         finish(t);
     }
     rx_route_unref(route);
@@ -544,8 +588,9 @@ static void routed(rx_engine *e)
     rx_route_unref(refused_opt); /* the transfer keeps it alive */
     CHECK(rx_engine_submit(own, t) == 0, "submit");
     rx_transfer_wait(t, -1);
-    CHECK(t->error == RX_E_SOCKET_OPTION, "refused option: error %d", t->error);
-    CHECK(strstr(t->error_text, "setsockopt") != NULL, "refused option text: %s", t->error_text);
+    const rx_response *r = result(t);
+    CHECK(r->error == RX_E_SOCKET_OPTION, "refused option: error %d", r->error);
+    CHECK(strstr(r->error_text, "setsockopt") != NULL, "refused option text: %s", r->error_text);
     finish(t);
     rx_engine_free(own);
 
@@ -575,8 +620,9 @@ static void drive_some(void *arg)
             CHECK(rx_engine_submit(e, t) == 0, "submit");
         rx_transfer_wait(t, -1);
         rx_engine_drive_end(e);
-        CHECK(t->error == 0 && t->status == 200, "driven GET: %d %ld %s", t->error, t->status,
-              t->error_text);
+        const rx_response *r = result(t);
+        CHECK(r->error == 0 && r->status == 200, "driven GET: %d %ld %s", r->error, r->status,
+              r->error_text);
         finish(t);
     }
 }
