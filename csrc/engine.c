@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admission.h"
 #include "clock.h"
 #include "deadlines.h"
-#include "gate.h"
-#include "origin.h"
+#include "easy_pool.h"
 #include "platform.h"
 #include "sockets.h"
 #include "spin.h"
@@ -20,33 +20,10 @@
 
 RX_THREAD_LOCAL int64_t rx_loop_now_ms;
 
-/* Easy handles alive in this process (tests assert that rx_engine_live_easy_handles() returns
- * to zero). */
-static long live_easy_handles; /* atomic */
-
-static int prepare_easy(rx_easy *x, void *engine);
-
-static rx_easy *new_easy(rx_engine *e)
-{
-    rx_easy *h = rx_easy_new(prepare_easy, e);
-    if (h != NULL)
-        __atomic_add_fetch(&live_easy_handles, 1, __ATOMIC_RELAXED);
-    return h;
-}
-
-static void free_easy(rx_easy *h)
-{
-    rx_easy_free(h);
-    __atomic_sub_fetch(&live_easy_handles, 1, __ATOMIC_RELAXED);
-}
-
-long rx_engine_live_easy_handles(void)
-{
-    return __atomic_load_n(&live_easy_handles, __ATOMIC_RELAXED);
-}
+long rx_engine_live_easy_handles(void) { return rx_easy_live_count(); }
 
 enum { RX_CMD_SUBMIT = 1, RX_CMD_CANCEL = 2, RX_CMD_RESUME = 3 };
-enum { MAX_EVENTS = 64, EASY_POOL_MAX = 128 };
+enum { MAX_EVENTS = 64 };
 
 struct rx_engine {
     /* Shared with other threads: guarded by `lock`. */
@@ -70,14 +47,11 @@ struct rx_engine {
     /* Loop thread only. */
     CURLM *multi;
     CURLSH *share;
-    rx_origins *origins;     /* HTTP/2 origins: one connection each (origin.h) */
-    rx_h1_gate h1_gate;      /* HTTP/1.1 transfers beyond max_connections wait here (gate.h) */
+    rx_admission admission;  /* started transfers waiting their turn (admission.h) */
     int64_t curl_timer_us;   /* absolute time curl wants a timeout call, -1 = none */
     rx_transfer *active;     /* started transfers, linked through their `engine` sub-struct */
     rx_deadlines deadlines;  /* transfers with a timeout armed, earliest first */
-    rx_easy *easy_pool[EASY_POOL_MAX];
-    rx_easy_setup easy_setup[EASY_POOL_MAX]; /* what each pooled handle still has set */
-    long easy_pooled;
+    rx_easy_pool easy_pool;  /* idle easy handles (easy_pool.h) */
     long keepalive_expiry_s; /* applied to each easy handle as CURLOPT_MAXAGE_CONN; < 0 = default */
     int forbid_reuse;        /* max_keepalive == 0: close each connection after its transfer */
     int64_t stale_timer_backoff_us; /* see the CURL_SOCKET_TIMEOUT call in loop_main() */
@@ -87,7 +61,7 @@ struct rx_engine {
 
     rx_spin spin;            /* blocking waiters' spin heuristics (any thread, spin.h) */
 
-    /* Statistics, also used by the driver (running, easy_pooled): written by whoever drives,
+    /* Statistics, also used by the driver (running): written by whoever drives,
      * with relaxed atomic stores so that rx_engine_get_stats() may read them from any thread. */
     long running, completed, wakeups, sleeps, driven, taken_spinning;
 };
@@ -242,32 +216,12 @@ static void deliver_transfer(rx_transfer *t)
 static void finish_transfer(rx_engine *e, rx_transfer *t)
 {
     rx_deadlines_remove(&e->deadlines, t);
-    rx_origin_forget(e->origins, t);
-    rx_h1_gate_leave(&e->h1_gate, t);
+    rx_admission_leave(&e->admission, t);
     unlist_started(e, t);
 
-    /* Recycle the easy handle at once: the next submit reuses it, reset unless a plain GET
-     * left options the next one may keep (rx_easy_setup, transfer_impl.h). Not after a failure: a
-     * failed transfer may leave state behind that curl_easy_reset() keeps (libcurl 7.88 kept
-     * a pending body rewind, which failed the handle's next request), and failures are rare
-     * enough that a fresh handle costs nothing that shows. */
+    /* Recycle the easy handle at once: the next submit reuses it (easy_pool.h). */
     curl_multi_remove_handle(e->multi, rx_transfer_easy(t));
-    rx_easy *h = rx_transfer_finish(t);
-    int pooled = e->easy_pooled < EASY_POOL_MAX && !rx_transfer_failed(t);
-    if (pooled) {
-        rx_easy_setup *kept = &e->easy_setup[e->easy_pooled];
-        kept->kept = 0;
-        if (rx_transfer_setup_reusable(t))
-            rx_easy_setup_keep(kept, t);
-        else
-            pooled = rx_easy_reset(h) == 0;
-    }
-    if (pooled) {
-        e->easy_pool[e->easy_pooled] = h;
-        rx_stat_add(&e->easy_pooled, 1);
-    } else {
-        free_easy(h);
-    }
+    rx_easy_pool_give(&e->easy_pool, rx_transfer_finish(t), t);
     rx_stat_add(&e->running, -1);
     rx_stat_add(&e->completed, 1);
     deliver_transfer(t);
@@ -291,31 +245,25 @@ static void attach_transfer(rx_engine *e, rx_transfer *t)
     }
 }
 
-/* HTTP/2-capable transfers are admitted by their origin (origin.h): it may keep them waiting
- * for a stream. */
-static int origin_admits(rx_engine *e, rx_transfer *t)
+/* What admission answered for a started transfer (admission.h): attach it, or fail it; one
+ * that waits is attached when its turn comes (admit_waiting). */
+static void admitted(rx_engine *e, rx_transfer *t, int admission)
 {
-    int rc = rx_origin_admit(e->origins, t);
-    if (rc < 0) {
+    if (admission == RX_ADMIT_NOW) {
+        attach_transfer(e, t);
+    } else if (admission == RX_ADMIT_NOMEM) {
         rx_transfer_set_error(t, RX_E_NOMEM, "out of memory admitting a transfer");
         finish_transfer(e, t);
     }
-    return rc > 0;
 }
 
-/* Transfers whose wait for a stream is over, and HTTP/1.1 transfers whose wait for a
- * connection is (the attached ones that ended made room). */
-static void admit_released(rx_engine *e)
+/* Transfers whose wait for a stream or a connection is over (those that ended made room). */
+static void admit_waiting(rx_engine *e)
 {
-    rx_transfer *t = rx_origin_take_released(e->origins);
-    while (t != NULL) {
-        rx_transfer *next = rx_origin_next_released(t);
-        if (origin_admits(e, t))
-            attach_transfer(e, t);
-        t = next;
-    }
-    while ((t = rx_h1_gate_next(&e->h1_gate)) != NULL)
-        attach_transfer(e, t);
+    rx_transfer *t;
+    int admission;
+    while ((t = rx_admission_next(&e->admission, &admission)) != NULL)
+        admitted(e, t, admission);
 }
 
 /* Every connection socket is opened and closed here (data: the handle of the transfer that
@@ -327,12 +275,12 @@ static curl_socket_t on_open_socket(void *easy, curlsocktype purpose,
 {
     rx_transfer *t = rx_easy_data_transfer(easy);
     rx_engine *e = t->engine.owner;
-    if (!rx_origin_may_open_socket(t))
+    if (!rx_admission_may_open_socket(t))
         return CURL_SOCKET_BAD;
     curl_socket_t fd = rx_socket_open(address->family, address->socktype, address->protocol);
     if (fd == CURL_SOCKET_BAD)
         return fd;
-    if (rx_origin_socket_opened(t, fd) != 0) {
+    if (rx_admission_socket_opened(t, fd) != 0) {
         rx_socket_close(fd);
         return CURL_SOCKET_BAD;
     }
@@ -344,11 +292,11 @@ static int on_close_socket(void *engine, curl_socket_t fd)
 {
     rx_engine *e = engine;
     rx_sockets_closing(&e->sockets, fd);
-    rx_origin_socket_closing(e->origins, fd);
+    rx_admission_socket_closing(&e->admission, fd);
     return rx_socket_close(fd);
 }
 
-/* The engine's options of every easy handle it makes (rx_easy_new) and of every reset one:
+/* The engine's options of every easy handle its pool makes and of every reset one:
  * its socket callbacks (whose data is the handle, and the engine) and connection limits. */
 static int prepare_easy(rx_easy *x, void *engine)
 {
@@ -367,31 +315,21 @@ static int prepare_easy(rx_easy *x, void *engine)
 
 static void start_transfer(rx_engine *e, rx_transfer *t)
 {
-    rx_easy *h = NULL;
-    rx_easy_setup left = {0};
-    if (e->easy_pooled > 0) {
-        rx_stat_add(&e->easy_pooled, -1);
-        h = e->easy_pool[e->easy_pooled];
-        left = e->easy_setup[e->easy_pooled];
-        e->easy_setup[e->easy_pooled].kept = 0; /* its references are `left`'s now */
-    } else {
-        h = new_easy(e);
-    }
+    int kept;
+    rx_easy *h = rx_easy_pool_take(&e->easy_pool, t, &kept);
     if (h == NULL) {
         finish_unstarted(t, RX_E_NOMEM, "out of memory creating a transfer");
         return;
     }
-    int rc = rx_transfer_start(t, h, e->share, &left);
-    rx_easy_setup_drop(&left); /* the handle is set up for `t` now (or freed below) */
-    if (rc != 0) {
-        free_easy(h);
+    if (rx_transfer_start(t, h, e->share, kept) != 0) {
+        rx_easy_pool_discard(&e->easy_pool, h);
         finish_unstarted(t, RX_E_NOMEM, "out of memory configuring a transfer");
         return;
     }
     t->engine.owner = e;
     list_started(e, t);
     rx_stat_add(&e->running, 1);
-    int64_t first = rx_transfer_first_deadline(t);
+    int64_t first = rx_timeout_first(t);
     if (first >= 0) {
         if (rx_deadlines_add(&e->deadlines, t, first) != 0) {
             rx_transfer_set_error(t, RX_E_NOMEM, "out of memory arming a timeout");
@@ -399,10 +337,7 @@ static void start_transfer(rx_engine *e, rx_transfer *t)
             return;
         }
     }
-    int now = rx_transfer_http_mode(t) == RX_HTTP_1_1 ? rx_h1_gate_enter(&e->h1_gate, t)
-                                                        : origin_admits(e, t);
-    if (now)
-        attach_transfer(e, t);
+    admitted(e, t, rx_admission_enter(&e->admission, t));
 }
 
 static void resume_transfer(rx_transfer *t)
@@ -484,7 +419,7 @@ static void finish_reported(rx_engine *e)
          * one), or it was refused a second connection to an HTTP/2 origin (it waits for a
          * stream on the first, origin.h, and is attached again then). */
         int reconnect = rx_transfer_reconnect(t);
-        if (reconnect || rx_origin_should_wait(t)) {
+        if (reconnect || rx_admission_wait_again(&e->admission, t)) {
             curl_multi_remove_handle(e->multi, rx_transfer_easy(t));
             rx_transfer_begin_attempt(t);
             if (reconnect)
@@ -507,7 +442,7 @@ static void tell_socket_activity(rx_engine *e, rx_transfer *t)
         return;
     int64_t readable_at_ms = rx_sockets_readable_at(&e->sockets, fd);
     if (readable_at_ms > 0)
-        rx_transfer_bytes_arrived(t, readable_at_ms);
+        rx_timeout_bytes_arrived(t, readable_at_ms);
 }
 
 /* Transfers whose timeout ran out fail with it; the others get a later key (deadlines.h). */
@@ -517,23 +452,30 @@ static void expire_deadlines(rx_engine *e)
     int64_t next;
     while ((t = rx_deadlines_due(&e->deadlines, rx_loop_now_ms)) != NULL) {
         tell_socket_activity(e, t);
-        if (rx_transfer_check_deadline(t, rx_loop_now_ms, &next))
+        if (rx_timeout_check(t, rx_loop_now_ms, &next))
             finish_transfer(e, t);
         else
             rx_deadlines_rekey_first(&e->deadlines, next);
     }
 }
 
-static void run_commands(rx_engine *e)
+/* Every queued command, oldest first: the queue is empty afterwards. */
+static rx_command *take_commands(rx_engine *e)
 {
-    /* Clear the wake-up first, then take the queue: see push_command(). */
-    rx_notifier_clear(&e->wake);
     rx_mutex_lock(&e->lock);
     rx_command *cmd = e->queue_head;
     __atomic_store_n(&e->queue_head, NULL, __ATOMIC_RELAXED); /* commands_waiting() */
     e->queue_tail = NULL;
     e->wake_owed = 0; /* the loop has them: a flush need not wake it */
     rx_mutex_unlock(&e->lock);
+    return cmd;
+}
+
+static void run_commands(rx_engine *e)
+{
+    /* Clear the wake-up first, then take the queue: see push_command(). */
+    rx_notifier_clear(&e->wake);
+    rx_command *cmd = take_commands(e);
     while (cmd != NULL) {
         rx_command *next = cmd->next; /* read first: completing may free the transfer */
         if (cmd->kind == RX_CMD_SUBMIT)
@@ -568,12 +510,7 @@ static int next_wait_ms(rx_engine *e)
 static void shutdown_transfers(rx_engine *e)
 {
     /* Queued commands first: submits never started, cancels only hold references. */
-    rx_mutex_lock(&e->lock);
-    rx_command *cmd = e->queue_head;
-    __atomic_store_n(&e->queue_head, NULL, __ATOMIC_RELAXED); /* commands_waiting() */
-    e->queue_tail = NULL;
-    e->wake_owed = 0; /* the loop has them: a flush need not wake it */
-    rx_mutex_unlock(&e->lock);
+    rx_command *cmd = take_commands(e);
     while (cmd != NULL) {
         rx_command *next = cmd->next;
         if (cmd->kind == RX_CMD_SUBMIT)
@@ -720,7 +657,7 @@ static void run_loop_body(rx_engine *e, rx_poll_event *events, int n)
     }
     finish_reported(e);
     expire_deadlines(e);
-    admit_released(e);
+    admit_waiting(e);
 }
 
 /* The loop thread, with nothing in flight: give up driving and sleep until a command arrives,
@@ -924,14 +861,10 @@ static void free_curl(rx_engine *e)
 {
     if (e->multi)
         curl_multi_cleanup(e->multi);
-    for (int i = 0; i < e->easy_pooled; i++) {
-        free_easy(e->easy_pool[i]);
-        rx_easy_setup_drop(&e->easy_setup[i]);
-    }
+    rx_easy_pool_free(&e->easy_pool);
     if (e->share)
         curl_share_cleanup(e->share);
-    rx_origins_free(e->origins); /* after the multi: closing connections reports to it */
-    e->origins = NULL;
+    rx_admission_free(&e->admission); /* after the multi: closing connections reports to it */
 }
 
 static void close_fds(rx_engine *e)
@@ -950,6 +883,7 @@ rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len)
     }
     e->wake.read_end = e->wake.write_end = RX_SOCKET_BAD;
     e->curl_timer_us = -1;
+    rx_easy_pool_init(&e->easy_pool, prepare_easy, e);
     rx_spin_init(&e->spin);
     rx_spin_init(&e->event_waits);
     rx_mutex_init(&e->lock);
@@ -986,9 +920,7 @@ rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len)
         curl_multi_setopt(e->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, limits->max_connections);
         curl_multi_setopt(e->multi, CURLMOPT_MAX_HOST_CONNECTIONS, limits->max_connections);
     }
-    rx_h1_gate_init(&e->h1_gate, limits->max_connections);
-    e->origins = rx_origins_new();
-    if (e->origins == NULL) {
+    if (rx_admission_init(&e->admission, limits->max_connections) != 0) {
         snprintf(err, err_len, "out of memory");
         goto fail;
     }
@@ -1047,7 +979,6 @@ int rx_engine_close(rx_engine *e, long timeout_ms)
     free_curl(e);
     e->multi = NULL;
     e->share = NULL;
-    e->easy_pooled = 0;
     close_fds(e);
     return 0;
 }
@@ -1075,7 +1006,7 @@ void rx_engine_get_stats(rx_engine *e, rx_engine_stats *out)
     out->completed = __atomic_load_n(&e->completed, __ATOMIC_RELAXED);
     out->wakeups = __atomic_load_n(&e->wakeups, __ATOMIC_RELAXED);
     out->sleeps = __atomic_load_n(&e->sleeps, __ATOMIC_RELAXED);
-    out->easy_pooled = __atomic_load_n(&e->easy_pooled, __ATOMIC_RELAXED);
+    out->easy_pooled = __atomic_load_n(&e->easy_pool.idle_count, __ATOMIC_RELAXED);
     out->driven = __atomic_load_n(&e->driven, __ATOMIC_RELAXED);
     out->taken_spinning = __atomic_load_n(&e->taken_spinning, __ATOMIC_RELAXED);
     out->poller_changes = __atomic_load_n(&e->sockets.changes, __ATOMIC_RELAXED);

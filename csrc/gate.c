@@ -1,6 +1,7 @@
 /* The HTTP/1.1 gate (see gate.h). */
 #include "gate.h"
 
+#include "admission.h"
 #include "transfer_impl.h"
 
 #include <stddef.h>
@@ -23,7 +24,7 @@ int rx_h1_gate_enter(rx_h1_gate *g, rx_transfer *t)
     if (g->head == NULL && has_room(g)) {
         t->engine.gate = ATTACHED;
         g->attached++;
-        return 1;
+        return RX_ADMIT_NOW;
     }
     t->engine.gate = QUEUED;
     t->engine.gate_prev = g->tail;
@@ -32,7 +33,7 @@ int rx_h1_gate_enter(rx_h1_gate *g, rx_transfer *t)
     else
         g->head = t;
     g->tail = t;
-    return 0;
+    return RX_ADMIT_WAIT;
 }
 
 static void unqueue(rx_h1_gate *g, rx_transfer *t)

@@ -29,15 +29,16 @@ typedef struct rx_h1_gate {
 
 void rx_h1_gate_init(rx_h1_gate *g, long limit);
 
-/* A new HTTP/1.1 transfer: 1 when it may be attached now (it is counted), 0 when it was
- * queued. */
+/* The admission's verbs (admission.h, which defines RX_ADMIT_*), for HTTP/1.1 transfers.
+ * rx_h1_gate_enter(): a started transfer: RX_ADMIT_NOW when it may be attached now (it is
+ * counted), RX_ADMIT_WAIT when it was queued.
+ * rx_h1_gate_next(): the oldest queued transfer if there is room for it now (it is counted),
+ * else NULL.
+ * rx_h1_gate_leave(): the transfer is finished (answered, failed, cancelled, timed out;
+ * attached or still queued): its place is given up. Does nothing for a transfer the gate
+ * never saw. */
 int rx_h1_gate_enter(rx_h1_gate *g, rx_transfer *t);
-
-/* The transfer is done (answered, failed, cancelled, timed out; attached or still queued):
- * its place is given up. Does nothing for a transfer the gate never saw. */
-void rx_h1_gate_leave(rx_h1_gate *g, rx_transfer *t);
-
-/* The oldest queued transfer if there is room for it now (it is counted), else NULL. */
 rx_transfer *rx_h1_gate_next(rx_h1_gate *g);
+void rx_h1_gate_leave(rx_h1_gate *g, rx_transfer *t);
 
 #endif

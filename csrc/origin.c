@@ -1,6 +1,7 @@
 /* HTTP/2 origins: one connection each, requests beyond its stream limit wait (see origin.h). */
 #include "origin.h"
 
+#include "admission.h"
 #include "buffer.h"
 
 #include <stdlib.h>
@@ -13,7 +14,7 @@ struct rx_origin {
     rx_origins *all;
     char *key;                /* route key, "\n", then "scheme://authority" of the URL */
     size_t key_len;
-    long transfers;           /* admitted and not forgotten */
+    long transfers;           /* entered and not left */
     long sockets;             /* open sockets to it */
     long http2_sockets;       /* ... of which known to speak HTTP/2 */
     long waiting;             /* transfers in the wait list */
@@ -33,7 +34,7 @@ struct rx_origins {
     rx_transfer *released_head, *released_tail;
 };
 
-/* Where a transfer is queued (rx_transfer.wait_queue). */
+/* Where a transfer is queued (rx_transfer.h2.wait_queue). */
 enum { NOT_QUEUED = 0, IN_WAIT_LIST = 1, IN_RELEASED = 2 };
 
 rx_origins *rx_origins_new(void) { return calloc(1, sizeof(rx_origins)); }
@@ -167,17 +168,17 @@ static void release(rx_origin *o, long count, int connect)
             o->wait_tail = NULL;
         o->waiting--;
         t->h2.may_connect = connect;
-        t->h2.wait_queue = IN_RELEASED; /* until admitted again */
+        t->h2.wait_queue = IN_RELEASED; /* until it enters again */
         append(&o->all->released_head, &o->all->released_tail, t);
     }
 }
 
-int rx_origin_admit(rx_origins *all, rx_transfer *t)
+int rx_origin_enter(rx_origins *all, rx_transfer *t)
 {
     rx_origin *o = t->h2.origin;
     if (o == NULL) {
         if ((o = origin_for(all, rx_transfer_route_key(t), rx_transfer_url(t))) == NULL)
-            return -1;
+            return RX_ADMIT_NOMEM;
         o->transfers++;
         t->h2.origin = o;
     }
@@ -185,17 +186,17 @@ int rx_origin_admit(rx_origins *all, rx_transfer *t)
     t->h2.wait_queue = NOT_QUEUED;
     if (!released && o->wait_head != NULL && o->http2_sockets > 0) {
         wait_for_stream(o, t); /* behind those already waiting */
-        return 0;
+        return RX_ADMIT_WAIT;
     }
     /* PIPEWAIT makes libcurl hold a transfer back while a connection to the origin is being
      * set up, to multiplex on it. Once an HTTP/2 connection is known, a transfer that finds it
      * full must come here instead: libcurl would hold it back on the new connection we refuse
      * to open, in a queue it drains one transfer per event, and it could wait there for good. */
     curl_easy_setopt(rx_transfer_easy(t), CURLOPT_PIPEWAIT, o->http2_sockets == 0 ? 1L : 0L);
-    return 1;
+    return RX_ADMIT_NOW;
 }
 
-int rx_origin_should_wait(rx_transfer *t)
+int rx_origin_wait_again(rx_transfer *t)
 {
     if (!t->h2.refused_socket)
         return 0;
@@ -237,7 +238,7 @@ void rx_origin_request_started(rx_transfer *t, curl_socket_t fd)
     t->h2.request_fd = fd;
 }
 
-void rx_origin_forget(rx_origins *all, rx_transfer *t)
+void rx_origin_leave(rx_origins *all, rx_transfer *t)
 {
     rx_origin *o = t->h2.origin;
     if (o == NULL)
@@ -255,11 +256,19 @@ void rx_origin_forget(rx_origins *all, rx_transfer *t)
     drop_if_unused(o);
 }
 
-rx_transfer *rx_origin_take_released(rx_origins *all)
+rx_transfer *rx_origin_next(rx_origins *all, int *admitted)
 {
-    rx_transfer *head = all->released_head;
-    all->released_head = all->released_tail = NULL;
-    return head;
+    rx_transfer *t;
+    while ((t = all->released_head) != NULL) {
+        all->released_head = t->h2.wait_next;
+        if (all->released_head == NULL)
+            all->released_tail = NULL;
+        t->h2.wait_next = NULL;
+        *admitted = rx_origin_enter(all, t); /* sees IN_RELEASED: not behind the others */
+        if (*admitted != RX_ADMIT_WAIT)
+            return t;
+    }
+    return NULL;
 }
 
 static rx_socket_entry *entry_for(rx_origins *all, curl_socket_t fd, int grow)
@@ -292,7 +301,7 @@ int rx_origin_may_open_socket(rx_transfer *t)
     rx_origin *o = t->h2.origin;
     if (o != NULL && !t->h2.may_connect && o->http2_sockets > 0) {
         /* A connection to this origin speaks HTTP/2 and libcurl found no free stream on it:
-         * wait for one instead (rx_origin_should_wait). Nothing has been sent yet. */
+         * wait for one instead (rx_origin_wait_again). Nothing has been sent yet. */
         t->h2.refused_socket = 1;
         return 0;
     }

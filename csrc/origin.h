@@ -16,7 +16,7 @@
  *     another awaits its answer, or an answer that came over HTTP/2), a transfer of that
  *     origin that asks libcurl for a new socket is refused one: it fails to connect before
  *     anything was sent, and the engine puts it in its origin's wait list instead of
- *     delivering it (rx_origin_should_wait).
+ *     finishing it (rx_origin_wait_again).
  *   - New transfers join the wait list directly while it is not empty (first come, first
  *     served). Each transfer of the origin that ends lets one waiting transfer go, with leave to
  *     open a connection if libcurl finds no free stream after all (the connection may be going
@@ -35,23 +35,24 @@ typedef struct rx_origins rx_origins;
 rx_origins *rx_origins_new(void);
 void rx_origins_free(rx_origins *all);
 
-/* An HTTP/2-capable transfer is about to be attached: 1 when it may go now, 0 when it joined
- * its origin's wait list, -1 when out of memory; each time, PIPEWAIT is set as the origin
- * needs it. */
-int rx_origin_admit(rx_origins *all, rx_transfer *t);
-
-/* libcurl reported the transfer done: 1 if it only failed because it was refused a socket
- * (see above), in which case it has joined its origin's wait list and must be detached from
- * the multi handle and not delivered; else 0 (also for transfers that are no origin's). */
-int rx_origin_should_wait(rx_transfer *t);
-
-/* The transfer is done for good (answered, failed, cancelled, timed out): forget it and let
- * one waiting transfer of its origin go. */
-void rx_origin_forget(rx_origins *all, rx_transfer *t);
-
-/* Transfers let go since the last call, linked through wait_next, oldest first. The engine
- * attaches each one (they pass rx_origin_admit again). */
-rx_transfer *rx_origin_take_released(rx_origins *all);
+/* The admission's verbs (admission.h, which defines RX_ADMIT_*), for HTTP/2-capable
+ * transfers.
+ * rx_origin_enter(): a started transfer is about to be attached: RX_ADMIT_NOW when it may go
+ * now, RX_ADMIT_WAIT when it joined its origin's wait list, RX_ADMIT_NOMEM; each time,
+ * PIPEWAIT is set as the origin needs it.
+ * rx_origin_next(): the oldest transfer let go from a wait list, entered again: NULL when
+ * none is left, else the transfer and in *admitted RX_ADMIT_NOW or RX_ADMIT_NOMEM (those that
+ * must wait again rejoined their wait list).
+ * rx_origin_wait_again(): libcurl reported the transfer done: 1 if it only failed because it
+ * was refused a socket (see above), in which case it has joined its origin's wait list and
+ * must be detached from the multi handle and not finished; else 0 (also for transfers that
+ * are no origin's).
+ * rx_origin_leave(): the transfer is finished (answered, failed, cancelled, timed out): its
+ * origin forgets it and lets one waiting transfer go. */
+int rx_origin_enter(rx_origins *all, rx_transfer *t);
+rx_transfer *rx_origin_next(rx_origins *all, int *admitted);
+int rx_origin_wait_again(rx_transfer *t);
+void rx_origin_leave(rx_origins *all, rx_transfer *t);
 
 /* From the prerequest callback: the transfer's request goes out on `fd` now. A request sent
  * while another on the same socket still waits for its answer shows the socket multiplexes,
@@ -63,12 +64,6 @@ void rx_origin_answer_started(rx_transfer *t, int http2);
 
 /* Whether the transfer is one of an origin's (HTTP/2-capable and admitted). */
 static inline int rx_origin_tracks(const rx_transfer *t) { return t->h2.origin != NULL; }
-
-/* The next transfer in the list rx_origin_take_released() returned. */
-static inline rx_transfer *rx_origin_next_released(const rx_transfer *t)
-{
-    return t->h2.wait_next;
-}
 
 /* From the engine's socket callbacks (CURLOPT_OPENSOCKETFUNCTION, CLOSESOCKETFUNCTION), for
  * every transfer: whether t may open a new connection now (0: it was refused, see above); a

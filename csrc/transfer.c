@@ -1,6 +1,8 @@
-/* A transfer on the loop thread: easy-handle setup, the libcurl callbacks (they only append to
- * C buffers and note the time), and reading libcurl's verdict when it is done. The submitter's
- * side is request.c; streaming and fed bodies, consumer side, are stream.c. */
+/* A transfer on the loop thread: its life cycle (the one function that changes its state), its
+ * easy handle's options, the libcurl callbacks (they only append to C buffers and note the
+ * time), and its verdict. The submitter's side is request.c; streaming and fed bodies,
+ * consumer side, are stream.c; the response head's lines are checked by head.c, the handle
+ * comes from easy_pool.c, and which timeout applies is deadlines.c's. */
 #include "transfer_impl.h"
 
 #include <assert.h>
@@ -9,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admission.h"
 #include "clock.h"
-#include "origin.h"
+#include "head.h"
 #include "platform.h"
-#include "token.h"
 
 /* ---------------------------------------------------------------------------------------------
  * Life cycle: the one place a transfer's state changes (transfer_impl.h, "Life cycle").
@@ -215,91 +217,10 @@ void rx_transfer_begin_attempt(rx_transfer *t)
     t->phase = RX_PHASE_WAITING; /* for a connection, or an HTTP/2 stream (origin.h) */
     t->response.error_text[0] = '\0';
     t->response.os_errno = 0;
-    t->content_length = -1;
+    rx_head_begin(&t->head);
     t->response.body_received = 0;
     t->body_sent = 0;
     t->upload_finished = 0;
-}
-
-/* Whether the request body is still going out (the write timeout applies, not the read one). */
-static int body_going_out(const rx_transfer *t)
-{
-    if (t->options.upload_stream)
-        return !t->upload_finished;
-    const rx_request_options *o = &t->options;
-    return o->has_body && o->body_len > 64 * 1024 && t->uploaded < (int64_t)o->body_len;
-}
-
-/* Whether a header line starts with `name` (lower case), ignoring case. The first letters are
- * compared before curl_strnequal: every response line is checked against a few names, and most
- * differ from all of them there. */
-static int starts_with_name(const char *line, size_t n, const char *name, size_t len)
-{
-    return n >= len && ((unsigned char)line[0] | 0x20) == (unsigned char)name[0] &&
-           curl_strnequal(line, name, len);
-}
-
-/* Two Content-Length headers that disagree make the response's framing ambiguous (RFC 9112
- * section 6.3): reading with either one can desynchronise a kept-alive connection. libcurl 7.88
- * silently uses the last one, so the header callback refuses such responses itself. */
-static int content_length_conflicts(rx_transfer *t, const char *line, size_t n)
-{
-    static const char name[] = "content-length:";
-    if (!starts_with_name(line, n, name, sizeof name - 1))
-        return 0;
-    int64_t value = 0;
-    int digits = 0;
-    for (size_t i = sizeof name - 1; i < n; i++) {
-        char c = line[i];
-        if (c >= '0' && c <= '9') {
-            if (value > (INT64_MAX - 9) / 10)
-                return 1; /* absurd length: refuse rather than overflow */
-            value = value * 10 + (c - '0');
-            digits++;
-        } else if (c == ',' && digits) {
-            /* "Content-Length: 5, 5" is one header carrying a list: each must agree. */
-            if (t->content_length >= 0 && t->content_length != value)
-                return 1;
-            t->content_length = value;
-            value = 0;
-            digits = 0;
-        } else if (c != ' ' && c != '\t' && c != '\r' && c != '\n') {
-            return 0; /* not a number: curl reports that itself */
-        }
-    }
-    if (!digits)
-        return 0;
-    if (t->content_length >= 0 && t->content_length != value)
-        return 1;
-    t->content_length = value;
-    return 0;
-}
-
-/* The status code of a status line ("HTTP/1.1 200 OK", "HTTP/2 200"): the version, one
- * space, exactly three digits, then a space or the line's end (RFC 9112 section 4); -1 for
- * anything else. libcurl 8.22 reads "HTTP/1.1 2000" as 200, and "HTTP/2.0 200" on an HTTP/1.1
- * connection as HTTP/1.0. The version is HTTP/1.<digit>, or "HTTP/2" / "HTTP/3", which only
- * libcurl writes (those protocols have no status line). */
-static long parse_status(const char *line, size_t n)
-{
-    size_t i = 5;
-    while (i < n && line[i] != ' ')
-        i++;
-    int http1 = i == 8 && line[5] == '1' && line[6] == '.' && line[7] >= '0' && line[7] <= '9';
-    int synthesized = i == 6 && (line[5] == '2' || line[5] == '3');
-    if (!http1 && !synthesized)
-        return -1;
-    if (i + 4 > n)
-        return -1;
-    const char *code = line + i + 1;
-    for (int k = 0; k < 3; k++)
-        if (code[k] < '0' || code[k] > '9')
-            return -1;
-    char after = i + 4 < n ? code[3] : '\n';
-    if (after != ' ' && after != '\r' && after != '\n')
-        return -1;
-    long status = (code[0] - '0') * 100 + (code[1] - '0') * 10 + (code[2] - '0');
-    return status >= 100 ? status : -1;
 }
 
 /* The blank line after the final (non-1xx) header block: status and headers are final. */
@@ -308,10 +229,10 @@ static void headers_complete(rx_transfer *t)
     /* Asked of libcurl only when needed: most transfers are neither tracked nor streamed, and
      * rx_transfer_set_result asks again at the end. */
     long status = 0, version = 0;
-    if (rx_origin_tracks(t) || t->options.stream)
+    if (rx_admission_tracks(t) || t->options.stream)
         curl_easy_getinfo(rx_transfer_easy(t), CURLINFO_HTTP_VERSION, &version);
-    if (rx_origin_tracks(t)) /* over HTTP/2, others wait for a stream on this connection */
-        rx_origin_answer_started(t, version == CURL_HTTP_VERSION_2_0);
+    if (rx_admission_tracks(t)) /* over HTTP/2, others wait for a stream on this connection */
+        rx_admission_answer_started(t, version == CURL_HTTP_VERSION_2_0);
     if (!t->options.stream) {
         t->response.headers_done = 1;
         return;
@@ -327,35 +248,6 @@ static void headers_complete(rx_transfer *t)
         rx_cq_push(t->cq, t);
 }
 
-/* A field line ("Name: value"): the name a non-empty token directly followed by the colon
- * (RFC 9112 section 5.1: no whitespace before it). libcurl 8.22 passes "X-A : v" and non-ASCII
- * names on; a name the server got wrong is no name the caller can rely on. Continuation lines
- * of an obsolete line folding (starting with a space or tab) are libcurl's to join. */
-static int field_line_ok(const char *line, size_t n)
-{
-    if (n > 0 && (line[0] == ' ' || line[0] == '\t'))
-        return 1;
-    size_t i = 0;
-    while (i < n && rx_is_token_char((unsigned char)line[i]))
-        i++;
-    return i > 0 && i < n && line[i] == ':';
-}
-
-/* The RX_MARK_* bit of a field line ("Name: value"), or 0. */
-static int header_mark(const char *line, size_t n)
-{
-    static const char encoding[] = "content-encoding:", cookie[] = "set-cookie";
-    if (starts_with_name(line, n, encoding, sizeof encoding - 1))
-        return RX_MARK_CONTENT_ENCODING;
-    size_t name = sizeof cookie - 1;
-    if (n > name && starts_with_name(line, n, cookie, name)) {
-        /* "Set-Cookie:" or "Set-Cookie2:" */
-        if (line[name] == ':' || (line[name] == '2' && n > name + 1 && line[name + 1] == ':'))
-            return RX_MARK_SET_COOKIE;
-    }
-    return 0;
-}
-
 static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
 {
     rx_transfer *t = rx_easy_data_transfer(userdata);
@@ -363,36 +255,23 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
     t->last_activity_ms = rx_loop_now_ms;
     if (t->response.headers_done)
         return n; /* trailers after a chunked body: not part of the response headers */
-    /* A status line starts a new response (after a 1xx): keep only the final block. */
-    if (n >= 5 && memcmp(data, "HTTP/", 5) == 0) {
-        rx_buffer_clear(&t->response.headers);
-        t->response.header_marks = 0;
-        t->content_length = -1;
-        t->block_status = parse_status(data, n);
-        if (t->block_status < 0) {
-            t->own_error = RX_E_BAD_STATUS_LINE;
+    int line = rx_head_line(&t->head, data, n);
+    if (line == RX_HEAD_STATUS) {
+        rx_buffer_clear(&t->response.headers); /* keep only the final block */
+    } else if (line == RX_HEAD_END) {
+        if (rx_buffer_append(&t->response.headers, data, n) != 0) {
+            t->own_error = RX_E_NOMEM;
             return 0;
         }
-    } else if ((n == 2 && data[0] == '\r' && data[1] == '\n') || (n == 1 && data[0] == '\n')) {
-        if (t->block_status >= 200 || t->block_status == 101) {
-            if (rx_buffer_append(&t->response.headers, data, n) != 0) {
-                t->own_error = RX_E_NOMEM;
-                return 0;
-            }
-            headers_complete(t);
-            return n;
-        }
-    } else if (!field_line_ok(data, n)) {
-        t->own_error = RX_E_BAD_HEADER_LINE;
+        t->response.header_marks = t->head.marks;
+        headers_complete(t);
+        return n;
+    } else if (line != RX_HEAD_FIELD) {
+        t->own_error = line; /* refused: an RX_E_* */
         return 0;
-    } else if (content_length_conflicts(t, data, n)) {
-        t->own_error = RX_E_BAD_FRAMING;
-        return 0;
-    } else {
-        t->response.header_marks |= header_mark(data, n);
     }
     size_t limit = t->options.max_header_bytes > 0 ? (size_t)t->options.max_header_bytes
-                                           : (size_t)RX_DEFAULT_MAX_HEADER_BYTES;
+                                                   : (size_t)RX_DEFAULT_MAX_HEADER_BYTES;
     if (t->response.headers.len + n > limit) {
         t->own_error = RX_E_HEADERS_TOO_LARGE;
         return 0;
@@ -460,10 +339,10 @@ static int on_prereq(void *userdata, char *conn_primary_ip, char *conn_local_ip,
     }
     t->requests_started++;
     t->refused_retry = 0;
-    if (rx_origin_tracks(t)) {
+    if (rx_admission_tracks(t)) {
         curl_socket_t fd = CURL_SOCKET_BAD;
         curl_easy_getinfo(rx_transfer_easy(t), CURLINFO_ACTIVESOCKET, &fd);
-        rx_origin_request_started(t, fd);
+        rx_admission_request_started(t, fd);
     }
     return CURL_PREREQFUNC_OK;
 }
@@ -525,36 +404,6 @@ static int build_header_list(rx_transfer *t)
     return 0;
 }
 
-/* A plain GET over HTTP/1.1: no method, body, upload, progress or debug options, nothing
- * origin.c sets for HTTP/2, and no fresh connection forced (rx_transfer_reconnect). Not a
- * stream (one may end paused). (A failed transfer's handle is not pooled at all.) */
-int rx_transfer_setup_reusable(const rx_transfer *t)
-{
-    const rx_request_options *o = &t->options;
-    return o->http_version == RX_HTTP_1_1 && !o->has_body && !o->upload_stream && !o->stream &&
-           !t->reconnected && strcmp(t->method, "GET") == 0;
-}
-
-void rx_easy_setup_keep(rx_easy_setup *s, const rx_transfer *t)
-{
-    s->kept = 1;
-    s->tls = t->tls;
-    s->route = t->route;
-    if (s->tls != NULL)
-        rx_tls_ref(s->tls);
-    if (s->route != NULL)
-        rx_route_ref(s->route);
-}
-
-void rx_easy_setup_drop(rx_easy_setup *s)
-{
-    if (s->kept) {
-        rx_tls_unref(s->tls);
-        rx_route_unref(s->route);
-        s->kept = 0;
-    }
-}
-
 /* The options that are the transfer's own: every transfer sets them, kept handle or not. */
 static int set_own_options(rx_transfer *t, CURL *h)
 {
@@ -573,79 +422,16 @@ fail:
     return RX_E_NOMEM;
 }
 
-/* The options of the handle itself, set when it is made and after each reset: those that
- * point at the rx_easy, then its owner's (`prepare`). 0 or RX_E_NOMEM. */
-static int set_handle_options(rx_easy *x)
-{
-    CURL *h = x->curl;
-    SET(CURLOPT_PRIVATE, x);
-    SET(CURLOPT_WRITEDATA, x);
-    SET(CURLOPT_HEADERDATA, x);
-    SET(CURLOPT_SOCKOPTDATA, x);
-    SET(CURLOPT_PREREQDATA, x);
-    if (x->prepare(x, x->prepare_arg) != 0)
-        goto fail;
-    return 0;
-
-fail:
-    return RX_E_NOMEM;
-}
-
-rx_easy *rx_easy_new(rx_easy_prepare_fn prepare, void *prepare_arg)
-{
-    rx_easy *x = calloc(1, sizeof *x);
-    if (x == NULL)
-        return NULL;
-    x->prepare = prepare;
-    x->prepare_arg = prepare_arg;
-    x->curl = curl_easy_init();
-    if (x->curl == NULL || set_handle_options(x) != 0) {
-        rx_easy_free(x);
-        return NULL;
-    }
-    return x;
-}
-
-void rx_easy_free(rx_easy *x)
-{
-    if (x == NULL)
-        return;
-    if (x->curl != NULL)
-        curl_easy_cleanup(x->curl);
-    free(x);
-}
-
-int rx_easy_reset(rx_easy *x)
-{
-    curl_easy_reset(x->curl);
-    return set_handle_options(x);
-}
-
-rx_transfer *rx_easy_transfer_of(CURL *h)
-{
-    rx_easy *x = NULL;
-    if (curl_easy_getinfo(h, CURLINFO_PRIVATE, (char **)&x) != CURLE_OK || x == NULL)
-        return NULL;
-    return x->transfer;
-}
-
-/* The options of `t` on its handle `x`: only its own when the handle kept a plain GET's (see
- * transfer_impl.h), else all. 0 or RX_E_NOMEM. */
-static int set_up_handle(rx_transfer *t, rx_easy *x, CURLSH *share, const rx_easy_setup *left)
+/* The options of `t` on its handle `x`: only its own when the handle kept a plain GET's that
+ * fit it (easy_pool.h), else all. 0 or RX_E_NOMEM. */
+static int set_up_handle(rx_transfer *t, rx_easy *x, CURLSH *share, int kept)
 {
     CURL *h = x->curl;
     const rx_request_options *o = &t->options;
     if (build_header_list(t) != 0)
         goto fail;
-
-    if (left != NULL && left->kept) {
-        /* What the handle's last transfer (a plain GET, see transfer_impl.h) set is this one's
-         * too when it is a plain GET with the same TLS settings and route; else start afresh. */
-        if (left->tls == t->tls && left->route == t->route && rx_transfer_setup_reusable(t))
-            return set_own_options(t, h);
-        if (rx_easy_reset(x) != 0)
-            goto fail;
-    }
+    if (kept)
+        return set_own_options(t, h);
     if (set_own_options(t, h) != 0)
         goto fail;
     SET(CURLOPT_NOSIGNAL, 1L);
@@ -741,13 +527,13 @@ static rx_easy *release_handle(rx_transfer *t)
     return h;
 }
 
-int rx_transfer_start(rx_transfer *t, rx_easy *x, CURLSH *share, const rx_easy_setup *left)
+int rx_transfer_start(rx_transfer *t, rx_easy *x, CURLSH *share, int kept)
 {
     t->handle = x;
     x->transfer = t;
     t->started_ms = t->last_activity_ms = rx_loop_now_ms;
     rx_transfer_begin_attempt(t);
-    if (set_up_handle(t, x, share, left) != 0) {
+    if (set_up_handle(t, x, share, kept) != 0) {
         release_handle(t);
         return RX_E_NOMEM;
     }
@@ -782,8 +568,9 @@ static int answered_before_failed_send(const rx_transfer *t, CURLcode result, lo
 {
     if (result != CURLE_SEND_ERROR && result != CURLE_HTTP2_STREAM && result != CURLE_HTTP2)
         return 0;
-    return !t->own_error && t->response.headers_done && status >= 200 && t->content_length >= 0 &&
-           t->response.body_received == t->content_length;
+    int64_t length = t->head.content_length;
+    return !t->own_error && t->response.headers_done && status >= 200 && length >= 0 &&
+           t->response.body_received == length;
 }
 
 /* The message for an error a callback decided; empty when libcurl's text says it well. */
@@ -854,12 +641,13 @@ void rx_transfer_set_result(rx_transfer *t, CURLcode result)
     }
     /* Whatever the protocol layer concluded, a body shorter than its Content-Length is not a
      * complete response (no content decoding happens here, so the counts compare). */
-    if (r->error == 0 && t->content_length >= 0 && r->body_received < t->content_length &&
+    int64_t length = t->head.content_length;
+    if (r->error == 0 && length >= 0 && r->body_received < length &&
         strcmp(t->method, "HEAD") != 0 && status != 204 && status != 304 && status >= 200) {
         r->error = RX_E_INCOMPLETE_BODY;
         snprintf(r->error_text, sizeof r->error_text,
                  "the response body ended after %lld of its %lld bytes (Content-Length)",
-                 (long long)r->body_received, (long long)t->content_length);
+                 (long long)r->body_received, (long long)length);
     }
     if (r->error != 0 && t->resend_refused) {
         r->error = RX_E_NOT_RESENT;
@@ -908,117 +696,6 @@ void rx_transfer_deliver(rx_transfer *t)
     rx_latch_set(&t->latch); /* last: the waiter may collect it now */
 }
 
-/* ---------------------------------------------------------------------------------------------
- * Timeouts: which one applies when (the engine keeps the deadlines, deadlines.h).
- */
-
-/* The smallest of the timeouts that can apply once connected (< 0 if none is set). */
-static long exchange_timeout(const rx_transfer *t)
-{
-    long a = t->options.read_timeout_ms, b = t->options.write_timeout_ms;
-    if (a < 0)
-        return b;
-    return (b < 0 || a < b) ? a : b;
-}
-
-static int64_t earlier(int64_t a, int64_t b)
-{
-    if (a < 0)
-        return b;
-    return (b < 0 || a < b) ? a : b;
-}
-
-/* When the total timeout runs out, or -1 when there is none. */
-static int64_t total_deadline(const rx_transfer *t)
-{
-    return t->options.total_timeout_ms < 0 ? -1 : t->started_ms + t->options.total_timeout_ms;
-}
-
-/* The deadline of the phase the transfer is in, or -1 when none applies. */
-static int64_t phase_deadline(const rx_transfer *t)
-{
-    switch (t->phase) {
-    case RX_PHASE_WAITING:
-        /* Still queued for a connection (pool limit reached). */
-        return t->options.pool_timeout_ms < 0 ? -1 : t->started_ms + t->options.pool_timeout_ms;
-    case RX_PHASE_CONNECTING:
-        return -1; /* curl's CONNECTTIMEOUT_MS covers connecting and the TLS handshake */
-    default: {
-        if (t->curl_paused)
-            return -1; /* the consumer is behind, not the server: no read timeout runs */
-        long timeout = body_going_out(t) ? t->options.write_timeout_ms : t->options.read_timeout_ms;
-        return timeout < 0 ? -1 : t->last_activity_ms + timeout;
-    }
-    }
-}
-
-/* The timeout error of the phase the transfer is in, and its words. (Connecting has no
- * deadline of ours unless the total runs out there: curl times the connect itself.) */
-static int phase_timeout(const rx_transfer *t, const char **text)
-{
-    if (t->phase == RX_PHASE_WAITING) {
-        *text = "timed out waiting for a connection from the pool";
-        return RX_E_POOL_TIMEOUT;
-    }
-    if (t->phase == RX_PHASE_CONNECTING) {
-        *text = "timed out connecting";
-        return RX_E_CONNECT_TIMEOUT;
-    }
-    if (body_going_out(t)) {
-        *text = "timed out sending the request body";
-        return RX_E_WRITE_TIMEOUT;
-    }
-    *text = "timed out waiting for response data";
-    return RX_E_READ_TIMEOUT;
-}
-
-/* The deadline that applies to the transfer now, or -1 when none does. */
-static int64_t current_deadline(const rx_transfer *t)
-{
-    return earlier(phase_deadline(t), total_deadline(t));
-}
-
-int64_t rx_transfer_first_deadline(const rx_transfer *t)
-{
-    /* Real deadlines only move later, except when the phase changes: the first key is the
-     * earliest any phase allows. */
-    long first = exchange_timeout(t);
-    if (t->options.pool_timeout_ms >= 0 && (first < 0 || t->options.pool_timeout_ms < first))
-        first = t->options.pool_timeout_ms;
-    return earlier(first < 0 ? -1 : t->started_ms + first, total_deadline(t));
-}
-
-int rx_transfer_check_deadline(rx_transfer *t, int64_t now, int64_t *next)
-{
-    int64_t deadline = current_deadline(t);
-    if (deadline >= 0 && deadline <= now) {
-        /* The class of the phase it ran out in; the total timeout has no class of its own
-         * (httpx has none), only its own words. */
-        const char *text;
-        int error = phase_timeout(t, &text);
-        int64_t total = total_deadline(t);
-        char total_text[96];
-        if (total >= 0 && total <= now) {
-            snprintf(total_text, sizeof total_text,
-                     "the request's total timeout (%ld ms) ran out", t->options.total_timeout_ms);
-            text = total_text;
-        }
-        rx_transfer_set_error(t, error, text);
-        return 1;
-    }
-    /* Not due yet: activity moved it, or no timeout applies in this phase (connecting, which
-     * curl times). A connecting transfer can expire no sooner than the shortest exchange
-     * timeout from now. */
-    if (deadline < 0) {
-        long timeout = exchange_timeout(t);
-        deadline = now + (timeout >= 0 ? timeout : 60000);
-    }
-    /* Always later than now: the engine looks again at the new key at once when it is due,
-     * so a key of `now` (a zero timeout while connecting, or paused) would spin for ever. */
-    *next = deadline > now ? deadline : now + 1;
-    return 0;
-}
-
 int rx_transfer_reconnect(rx_transfer *t)
 {
     if (!t->reconnect)
@@ -1027,12 +704,6 @@ int rx_transfer_reconnect(rx_transfer *t)
     t->reconnected = 1; /* once: a fresh connection is not stale */
     curl_easy_setopt(rx_transfer_easy(t), CURLOPT_FRESH_CONNECT, 1L);
     return 1;
-}
-
-void rx_transfer_bytes_arrived(rx_transfer *t, int64_t when_ms)
-{
-    if (t->phase == RX_PHASE_EXCHANGING && !body_going_out(t) && when_ms > t->last_activity_ms)
-        t->last_activity_ms = when_ms;
 }
 
 void rx_transfer_unpause(rx_transfer *t)

@@ -8,6 +8,7 @@
  *   deadlines.c, gate.c, origin.c, spin.c, completion.c
  *                  each its own sub-struct (`engine`'s heap and gate fields, `h2`, `wait`,
  *                  `cq_link`)
+ *   easy_pool.c    whether a transfer's options may stay on its handle (it reads them)
  *
  * Everyone else (Cython, load.c, the tests) sees an opaque rx_transfer and uses functions.
  *
@@ -56,6 +57,8 @@
 
 #include "buffer.h"
 #include "completion.h"
+#include "easy_pool.h"
+#include "head.h"
 #include "platform.h"
 #include "route.h"
 #include "thread.h"
@@ -111,8 +114,7 @@ struct rx_transfer {
     int64_t uploaded;        /* request body bytes sent so far (large uploads only) */
     int own_error;           /* an RX_E_* decided by a callback, wins over curl's code */
     int own_errno;           /* ... and the errno behind it, if any */
-    int64_t content_length;  /* Content-Length of the response being received, -1 if none */
-    long block_status;       /* status code of the header block being received */
+    rx_head head;            /* the response head's block being received (head.h) */
     int curl_paused;         /* a callback paused the transfer: we, not the server, are behind */
     int upload_finished;     /* the read callback reported the end of a fed request body */
     size_t body_sent;        /* fed request body bytes handed to curl */
@@ -212,76 +214,24 @@ static inline const char *rx_transfer_route_key(const rx_transfer *t)
 /* The HTTP version asked for: RX_HTTP_*. */
 static inline int rx_transfer_http_mode(const rx_transfer *t) { return t->options.http_version; }
 
-/* What a pooled easy handle still has set from its last transfer. After a plain GET over
- * HTTP/1.1 (rx_transfer_setup_reusable) its options stay, and the next such GET with the same
- * TLS settings and route sets only its own (URL, headers, error buffer, connect timeout);
- * anything else resets the handle first. libcurl supports reusing a handle without a reset
- * (its easy interface is one handle, transfer after transfer); the reset and the options it
- * makes us set again cost a request about a microsecond. `tls` and `route` are references,
- * held while the handle waits. */
-typedef struct {
-    int kept; /* 0: the handle was reset (or is new); the rest is unused */
-    rx_tls *tls;
-    rx_route *route;
-} rx_easy_setup;
-
-/* Loop thread only: whether `t` is a plain GET whose options may stay on its handle when it is
- * done, and that may take such a handle as it is when it starts (see above). */
-int rx_transfer_setup_reusable(const rx_transfer *t);
-/* Note that the handle `t` used keeps its options (`t` must be reusable), or drop such a note
- * (its references; the handle must be reset or freed with it). */
-void rx_easy_setup_keep(rx_easy_setup *s, const rx_transfer *t);
-void rx_easy_setup_drop(rx_easy_setup *s);
-
-/* An easy handle, and the transfer it runs now. The handle's callbacks are given this, not the
- * transfer: their data options (and CURLOPT_PRIVATE) are set once per handle, when it is made
- * and after each reset, as are its owner's options (`prepare`: the engine's socket callbacks
- * and connection limits), and a transfer that starts on it only fills in `transfer`. Ten
- * options fewer per request (1,600 instructions of the load generator's 50,400,
- * benchmarks/instructions.py). Loop thread only. */
-typedef struct rx_easy rx_easy;
-typedef int (*rx_easy_prepare_fn)(rx_easy *x, void *arg); /* 0, or nonzero: failed */
-struct rx_easy {
-    CURL *curl;
-    rx_transfer *transfer; /* NULL between transfers */
-    rx_easy_prepare_fn prepare;
-    void *prepare_arg;
-};
-
-/* The transfer a callback's data (an rx_easy, CURLOPT_*DATA) belongs to now. */
-static inline rx_transfer *rx_easy_data_transfer(void *data)
-{
-    return ((rx_easy *)data)->transfer;
-}
-
 /* The libcurl handle a started transfer runs on; NULL before it starts and once released. */
 static inline CURL *rx_transfer_easy(const rx_transfer *t)
 {
     return t->handle != NULL ? t->handle->curl : NULL;
 }
 
-/* A new handle with its options set (callbacks' data, then `prepare`); NULL when out of
- * memory or `prepare` failed. */
-rx_easy *rx_easy_new(rx_easy_prepare_fn prepare, void *prepare_arg);
-void rx_easy_free(rx_easy *x);
-/* curl_easy_reset(), then the handle's options again. 0 or RX_E_NOMEM. */
-int rx_easy_reset(rx_easy *x);
-/* The transfer an easy handle of ours runs now; NULL for a handle that is not ours (libcurl's
- * own admin handle). */
-rx_transfer *rx_easy_transfer_of(CURL *h);
-
 /* The transitions (see "Life cycle" above). rx_transfer_submit(): any thread, as the engine
  * takes the transfer. The others: the driver only.
  * rx_transfer_start(): configure an easy handle for this transfer and start its clock (the
- * pool timeout runs from here); `left` says what the handle has set from its last transfer
- * (NULL or not kept: a new or reset handle). 0, or RX_E_NOMEM: then it has let go of the
+ * pool timeout runs from here); `kept`: the handle kept options that fit it
+ * (rx_easy_pool_take), else it is new or reset. 0, or RX_E_NOMEM: then it has let go of the
  * handle and is still only submitted.
  * rx_transfer_finish(): its verdict is in (set_result or set_error before); it lets go of the
  * easy handle and its per-transfer allocations and returns the handle (NULL if it had none),
  * for the engine to recycle once it has taken it off libcurl.
  * rx_transfer_deliver(): publish the response and wake the waiter. */
 void rx_transfer_submit(rx_transfer *t);
-int rx_transfer_start(rx_transfer *t, rx_easy *easy, CURLSH *share, const rx_easy_setup *left);
+int rx_transfer_start(rx_transfer *t, rx_easy *easy, CURLSH *share, int kept);
 rx_easy *rx_transfer_finish(rx_transfer *t);
 void rx_transfer_deliver(rx_transfer *t);
 
@@ -291,24 +241,11 @@ void rx_transfer_deliver(rx_transfer *t);
 void rx_transfer_set_result(rx_transfer *t, CURLcode result);
 void rx_transfer_set_error(rx_transfer *t, int error, const char *text);
 
-/* Loop thread only. Timeouts (which applies depends on the phase: waiting for a connection,
- * connecting, exchanging; and on whether the body is still going out):
- * rx_transfer_first_deadline(): the transfer's first deadline, or -1 when it has no timeout.
- * rx_transfer_check_deadline(): at `now`, if a timeout has run out, fail the transfer with it
- * and return 1; else return 0 and set *next to when to look again (early, never late). */
-int64_t rx_transfer_first_deadline(const rx_transfer *t);
-int rx_transfer_check_deadline(rx_transfer *t, int64_t now, int64_t *next);
-
 /* Loop thread only, when libcurl reports it done: 1 when the transfer ended only because the
  * kept-alive connection it was to reuse had been closed by the server, before any byte of
  * it was sent. It is then set up to go out again on a new connection: the engine detaches
  * it, begins a new attempt and attaches it again. */
 int rx_transfer_reconnect(rx_transfer *t);
-
-/* Loop thread only: bytes arrived on the transfer's connection at `when_ms` (before any
- * callback saw them): the read timeout runs from then. No effect while the request body is
- * going out (the write timeout is about the other direction). */
-void rx_transfer_bytes_arrived(rx_transfer *t, int64_t when_ms);
 
 /* Loop thread only: a streaming transfer paused because its consumer was behind goes on (the
  * consumer took bytes, or the feeder gave some); nothing when it is not paused. */

@@ -356,7 +356,7 @@ def test_the_checks_catch_what_they_are_for() -> None:
         "`requestx/_proxy.py`, `_core.pyx`, `_gone.pyx`, `Engine.perform`, "
         "`_hotpath.no_such_step`, `rx_engine_submit()`, `rx_no_such_function()`, "
         "`rx_transfer_new`, `no_such_field`, `curl_multi_perform()`, rx_gone_function, "
-        "`RX_E_*`, `rx_transfer_set_*()`, `rx_easy_setup`."
+        "`RX_E_*`, `rx_transfer_set_*()`, `rx_easy_kept`."
     )
     problems = missing_names("example", text, True)
     assert problems == [
