@@ -189,7 +189,12 @@ void rx_upload_end(rx_transfer *t, int *resume);
  * borrowed from the same owner, options but stream and upload_stream, TLS settings, route)
  * whose response body is counted, not kept, and whose delivery calls on_delivered(t, arg) on
  * the loop thread instead of waking a waiter; its latency clock starts now. NULL when out of
- * memory. */
+ * memory.
+ * Why the engine carries this for `python -m requestx.bench` (README, "load generator"), a
+ * product of its own: with no Python per request it measures the engine and the server, as wrk
+ * does its C loop. The cell it pays for (docs/performance.md): requestx.bench / wrk at 200
+ * connections went from 0.34 (every request through AsyncClient.send) to 0.55 when load runs
+ * moved into the engine. */
 typedef void (*rx_delivered_fn)(rx_transfer *t, void *arg);
 rx_transfer *rx_transfer_load_copy(const rx_transfer *src, rx_delivered_fn on_delivered,
                                    void *arg);
