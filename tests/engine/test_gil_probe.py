@@ -121,10 +121,15 @@ def test_the_probe_sees_another_thread_take_the_gil() -> None:
 def test_a_thread_keeping_the_gil_makes_callers_back_off(nginx: Nginx) -> None:
     requests = 100
     with requestx.Client(timeout=10) as client:
-        client.get(nginx.url + "/get")  # connected before counting
+        # 8 MiB answers (a few ms each): long enough for the hog to hold the GIL when each one
+        # is in, even when another process takes a CPU. With /get's microseconds the hog was
+        # then rarely scheduled in time and the probe had nothing to back off from (one busy
+        # process beside the test: 2-3 timeouts, 0 skipped; with /big8m: 6 and 90).
+        url = nginx.url + "/big8m"
+        client.get(url)  # connected before counting
         before = _counts()
         with Hog():
-            statuses = [client.get(nginx.url + "/get").status_code for _ in range(requests)]
+            statuses = [client.get(url).status_code for _ in range(requests)]
         delta = _delta(before)
     assert statuses == [200] * requests
     # Four spins in a row that time out on one holder, then 16, 32, 64 waits skipped with one
