@@ -1,5 +1,7 @@
-/* The loop thread: command queue, the poller + curl_multi_socket_action, timeouts, completions.
- * See engine.h for the threading contract and docs/architecture.md for the picture. */
+/* The loop thread: the poller + curl_multi_socket_action, libcurl's callbacks, timeouts,
+ * completions, and the engine's life cycle. The command queue is commands.c; callers that drive
+ * an idle engine, drive.c. See engine.h for the threading contract and docs/architecture.md for
+ * the picture. */
 #include "engine.h"
 
 #include <errno.h>
@@ -11,6 +13,7 @@
 #include "clock.h"
 #include "deadlines.h"
 #include "easy_pool.h"
+#include "engine_impl.h"
 #include "platform.h"
 #include "sockets.h"
 #include "spin.h"
@@ -21,164 +24,6 @@
 RX_THREAD_LOCAL int64_t rx_loop_now_ms;
 
 long rx_engine_live_easy_handles(void) { return rx_easy_live_count(); }
-
-enum { RX_CMD_SUBMIT = 1, RX_CMD_CANCEL = 2, RX_CMD_RESUME = 3 };
-enum { MAX_EVENTS = 64 };
-
-struct rx_engine {
-    /* Shared with other threads: guarded by `lock`. */
-    rx_mutex lock;
-    rx_command *queue_head, *queue_tail;
-    int wake_owed;           /* deferred commands queued since the last wake-up or take */
-    int closing;             /* no new submits; the loop exits once it sees it */
-    int stuck;               /* close timed out: the loop thread still runs, never free */
-    int driver;              /* who runs the loop body now: LOOP_THREAD, NOBODY or CALLER */
-    rx_cond unparked;        /* the parked loop thread waits on it (with `lock`) */
-    int64_t park_until_us;   /* when the parked loop thread wakes by itself, -1 = never */
-    int drive_wanted;        /* atomic: a blocking caller asks the lingering loop to park */
-    int blocking_callers;    /* atomic: threads between rx_engine_drive and rx_engine_drive_end */
-
-    /* Fixed after start. */
-    rx_poller *poller;       /* the sockets libcurl watches, and `wake` (platform.h) */
-    rx_notifier wake;        /* raised on the queue's empty -> non-empty edge */
-    rx_thread thread;
-    int thread_started;
-
-    /* Loop thread only. */
-    CURLM *multi;
-    CURLSH *share;
-    rx_admission admission;  /* started transfers waiting their turn (admission.h) */
-    int64_t curl_timer_us;   /* absolute time curl wants a timeout call, -1 = none */
-    rx_transfer *active;     /* started transfers, linked through their `engine` sub-struct */
-    rx_deadlines deadlines;  /* transfers with a timeout armed, earliest first */
-    rx_easy_pool easy_pool;  /* idle easy handles (easy_pool.h) */
-    long keepalive_expiry_s; /* applied to each easy handle as CURLOPT_MAXAGE_CONN; < 0 = default */
-    int forbid_reuse;        /* max_keepalive == 0: close each connection after its transfer */
-    int64_t stale_timer_backoff_us; /* see the CURL_SOCKET_TIMEOUT call in loop_main() */
-    rx_sockets sockets;      /* the sockets curl watches, and their registrations */
-    int64_t busy_until_us;   /* see wait_for_events() */
-    rx_spin event_waits;     /* its waits for an event while transfers are in flight */
-
-    rx_spin spin;            /* blocking waiters' spin heuristics (any thread, spin.h) */
-
-    /* Statistics, also used by the driver (running): written by whoever drives,
-     * with relaxed atomic stores so that rx_engine_get_stats() may read them from any thread. */
-    long running, completed, wakeups, sleeps, driven, taken_spinning;
-};
-
-/* Who runs the loop body (the code between two waits of the poller) and so may touch libcurl and
- * the "loop thread only" fields above. Changed only under `lock`, which is what hands those fields
- * from one thread to the next. See "Blocking callers drive an idle engine" in engine.h. */
-enum { LOOP_THREAD = 0, NOBODY = 1 /* the loop thread is parked */, CALLER = 2 };
-
-/* ---------------------------------------------------------------------------------------------
- * Command queue (any thread).
- */
-
-/* Wake the loop thread: it clears `wake` before it takes the queue (run_commands). */
-static void wake_loop_thread(rx_engine *e) { rx_notifier_raise(&e->wake); }
-
-/* A deferred submit wakes the loop thread anyway once this many are owed, so that it starts on
- * a long burst while the event loop is still submitting rather than idling until the flush
- * (64 tasks on uvloop: 47k requests/s when only the flush woke it, 56k with this; 16 and 48 did
- * worse than 24; docs/performance.md). */
-enum { DEFER_BATCH = 24 };
-
-/* Queue one of the transfer's command nodes. Returns 0, or -1 if the engine is closing (the
- * command was not queued). With `defer`, the wake-up is owed until rx_engine_flush() or
- * the next command queued without `defer`. */
-static int push_command(rx_engine *e, rx_transfer *t, rx_command *cmd, int kind, int defer)
-{
-    cmd->transfer = t;
-    cmd->kind = kind;
-    cmd->next = NULL;
-    rx_mutex_lock(&e->lock);
-    if (e->closing) {
-        rx_mutex_unlock(&e->lock);
-        return -1;
-    }
-    if (kind == RX_CMD_SUBMIT)
-        rx_transfer_submit(t); /* before the driver can take it: it reads the queue under `lock` */
-    int was_empty = e->queue_head == NULL;
-    if (was_empty)
-        __atomic_store_n(&e->queue_head, cmd, __ATOMIC_RELAXED); /* commands_waiting() */
-    else
-        e->queue_tail->next = cmd;
-    e->queue_tail = cmd;
-    if (e->driver == NOBODY) {
-        /* The loop thread is parked, not watching `wake`: give it the loop back. */
-        e->driver = LOOP_THREAD;
-        rx_cond_signal(&e->unparked);
-    }
-    /* Only the first command of a batch pays for a wake-up. The loop thread clears `wake`
-     * *before* taking the queue, so a command pushed after that read sees an empty queue and
-     * writes again: nothing is left behind. A deferred command leaves the write owed, and the
-     * next command that is not deferred pays it even though the queue was not empty. */
-    int wake = 0;
-    if (defer) {
-        if (was_empty || e->wake_owed > 0)
-            e->wake_owed++;
-        if (e->wake_owed >= DEFER_BATCH) {
-            wake = 1;
-            e->wake_owed = 0;
-        }
-    } else {
-        wake = was_empty || e->wake_owed;
-        e->wake_owed = 0;
-    }
-    /* Raised under the lock: rx_engine_close() sets `closing` under it before it closes the
-     * notifier, so the descriptor is still ours (not a number reused by another open). */
-    if (wake)
-        wake_loop_thread(e);
-    rx_mutex_unlock(&e->lock);
-    return 0;
-}
-
-void rx_engine_flush(rx_engine *e)
-{
-    rx_mutex_lock(&e->lock);
-    if (e->wake_owed > 0 && !e->closing) /* closing: shutdown takes the queue anyway */
-        wake_loop_thread(e);
-    e->wake_owed = 0;
-    rx_mutex_unlock(&e->lock);
-}
-
-static int submit(rx_engine *e, rx_transfer *t, int defer)
-{
-    rx_transfer_ref(t); /* the engine's reference, dropped at completion */
-    if (push_command(e, t, &t->commands.submit, RX_CMD_SUBMIT, defer) != 0) {
-        rx_transfer_unref(t);
-        return RX_E_ENGINE_CLOSED;
-    }
-    return 0;
-}
-
-int rx_engine_submit(rx_engine *e, rx_transfer *t) { return submit(e, t, 0); }
-
-int rx_engine_submit_deferred(rx_engine *e, rx_transfer *t) { return submit(e, t, 1); }
-
-void rx_engine_cancel(rx_engine *e, rx_transfer *t)
-{
-    if (rx_transfer_is_delivered(t))
-        return;
-    /* One cancel command per transfer: the command node is embedded in it. */
-    if (__atomic_exchange_n(&t->commands.cancel_sent, 1, __ATOMIC_ACQ_REL))
-        return;
-    rx_transfer_ref(t); /* kept until the loop has processed the command */
-    if (push_command(e, t, &t->commands.cancel, RX_CMD_CANCEL, 0) != 0)
-        rx_transfer_unref(t); /* closing: shutdown completes the transfer anyway */
-}
-
-void rx_engine_resume(rx_engine *e, rx_transfer *t)
-{
-    /* The command node is embedded in the transfer, so at most one may be queued; the body
-     * stream and the fed request body may both ask for one. */
-    if (__atomic_exchange_n(&t->commands.resume_queued, 1, __ATOMIC_ACQ_REL))
-        return; /* one is queued already; it resumes both directions */
-    rx_transfer_ref(t);
-    if (push_command(e, t, &t->commands.resume, RX_CMD_RESUME, 0) != 0)
-        rx_transfer_unref(t);
-}
 
 /* ---------------------------------------------------------------------------------------------
  * Starting and ending transfers (loop thread).
@@ -313,7 +158,7 @@ static int prepare_easy(rx_easy *x, void *engine)
     return failed;
 }
 
-static void start_transfer(rx_engine *e, rx_transfer *t)
+void rx_start_transfer(rx_engine *e, rx_transfer *t)
 {
     int kept;
     rx_easy *h = rx_easy_pool_take(&e->easy_pool, t, &kept);
@@ -340,7 +185,7 @@ static void start_transfer(rx_engine *e, rx_transfer *t)
     admitted(e, t, rx_admission_enter(&e->admission, t));
 }
 
-static void resume_transfer(rx_transfer *t)
+void rx_resume_transfer(rx_transfer *t)
 {
     /* Cleared before resuming: a pause during curl_easy_pause() may queue the next resume. */
     __atomic_store_n(&t->commands.resume_queued, 0, __ATOMIC_RELEASE);
@@ -349,7 +194,7 @@ static void resume_transfer(rx_transfer *t)
     rx_transfer_unref(t); /* the resume command's reference */
 }
 
-static void cancel_transfer(rx_engine *e, rx_transfer *t)
+void rx_cancel_transfer(rx_engine *e, rx_transfer *t)
 {
     if (rx_transfer_is_started(t)) {
         rx_transfer_set_error(t, RX_E_CANCELLED, "request cancelled");
@@ -459,36 +304,7 @@ static void expire_deadlines(rx_engine *e)
     }
 }
 
-/* Every queued command, oldest first: the queue is empty afterwards. */
-static rx_command *take_commands(rx_engine *e)
-{
-    rx_mutex_lock(&e->lock);
-    rx_command *cmd = e->queue_head;
-    __atomic_store_n(&e->queue_head, NULL, __ATOMIC_RELAXED); /* commands_waiting() */
-    e->queue_tail = NULL;
-    e->wake_owed = 0; /* the loop has them: a flush need not wake it */
-    rx_mutex_unlock(&e->lock);
-    return cmd;
-}
-
-static void run_commands(rx_engine *e)
-{
-    /* Clear the wake-up first, then take the queue: see push_command(). */
-    rx_notifier_clear(&e->wake);
-    rx_command *cmd = take_commands(e);
-    while (cmd != NULL) {
-        rx_command *next = cmd->next; /* read first: completing may free the transfer */
-        if (cmd->kind == RX_CMD_SUBMIT)
-            start_transfer(e, cmd->transfer);
-        else if (cmd->kind == RX_CMD_CANCEL)
-            cancel_transfer(e, cmd->transfer);
-        else
-            resume_transfer(cmd->transfer);
-        cmd = next;
-    }
-}
-
-static int next_wait_ms(rx_engine *e)
+int rx_next_wait_ms(rx_engine *e)
 {
     int64_t wake_us = e->curl_timer_us;
     int64_t first_ms = rx_deadlines_first_key(&e->deadlines);
@@ -510,7 +326,7 @@ static int next_wait_ms(rx_engine *e)
 static void shutdown_transfers(rx_engine *e)
 {
     /* Queued commands first: submits never started, cancels only hold references. */
-    rx_command *cmd = take_commands(e);
+    rx_command *cmd = rx_take_commands(e);
     while (cmd != NULL) {
         rx_command *next = cmd->next;
         if (cmd->kind == RX_CMD_SUBMIT)
@@ -542,27 +358,19 @@ static int lingering(rx_engine *e)
            !__atomic_load_n(&e->drive_wanted, __ATOMIC_ACQUIRE);
 }
 
-/* Commands queued (a hint, read without the lock: run_commands takes them under it). The
- * queue's head is written with atomic stores, under the lock, so this read races with none. */
-static int commands_waiting(rx_engine *e)
-{
-    return __atomic_load_n(&e->queue_head, __ATOMIC_RELAXED) != NULL;
-}
-
 /* Look at the poller without sleeping until until_us, yielding the CPU between looks rather than
  * only pausing: the thread whose work we wait for (a caller, the server) may share this CPU.
  * Returns the events (or -1), or 0 once the time is up; with stop_for_work (the loop thread's
  * spin), also 0 as soon as commands are queued or a blocking caller asks an idle loop thread
  * to park. */
-static int poll_until(rx_engine *e, rx_poll_event *events, int64_t until_us,
-                      int stop_for_work)
+int rx_poll_until(rx_engine *e, rx_poll_event *events, int64_t until_us, int stop_for_work)
 {
     do {
         int n = rx_poller_wait(e->poller, events, MAX_EVENTS, 0);
         if (n != 0)
             return n;
         if (stop_for_work &&
-            (commands_waiting(e) ||
+            (rx_commands_waiting(e) ||
              (e->running == 0 && __atomic_load_n(&e->drive_wanted, __ATOMIC_ACQUIRE))))
             return 0;
         rx_yield();
@@ -583,7 +391,7 @@ static int poll_until(rx_engine *e, rx_poll_event *events, int64_t until_us,
  * Idle, it spins through its linger. */
 static int wait_for_events(rx_engine *e, rx_poll_event *events)
 {
-    int timeout = next_wait_ms(e);
+    int timeout = rx_next_wait_ms(e);
     int64_t now = rx_clock_us(), started = now;
     int in_flight = e->running > 0, lone = e->running == 1;
     if (in_flight)
@@ -592,13 +400,13 @@ static int wait_for_events(rx_engine *e, rx_poll_event *events)
     if (timeout != 0 && now < e->busy_until_us && e->spin.may_spin)
         spin_us = !in_flight ? LOOP_SPIN_US : lone ? rx_spin_budget_us(&e->event_waits, &probe) : 0;
     if (spin_us > 0) {
-        int n = poll_until(e, events, now + spin_us, 1);
-        if (n == 0 && commands_waiting(e)) {
+        int n = rx_poll_until(e, events, now + spin_us, 1);
+        if (n == 0 && rx_commands_waiting(e)) {
             /* Deferred submits (engine.h) owe no wake-up until their event loop's flush, but a
              * spinning loop thread takes them as they come: the spin ends at once, and the flush
              * finds nothing owed, so it raises no wake-up. */
             rx_stat_add(&e->taken_spinning, 1);
-            run_commands(e);
+            rx_run_commands(e);
             return 0;
         }
         if (n != 0) {
@@ -606,7 +414,7 @@ static int wait_for_events(rx_engine *e, rx_poll_event *events)
                 rx_spin_note(&e->event_waits, rx_clock_us() - started, RX_WAIT_SPUN, probe);
             return n;
         }
-        timeout = next_wait_ms(e);
+        timeout = rx_next_wait_ms(e);
     }
     if (!in_flight)
         return 0; /* idle: loop_main() lingers a little more or parks */
@@ -620,7 +428,7 @@ static int wait_for_events(rx_engine *e, rx_poll_event *events)
 
 /* One turn of the loop body, after a wait that returned `n` events: whichever thread drives
  * (the loop thread, or a blocking caller in rx_engine_drive) runs exactly this. */
-static void run_loop_body(rx_engine *e, rx_poll_event *events, int n)
+void rx_run_loop_body(rx_engine *e, rx_poll_event *events, int n)
 {
     int still_running = 0;
     rx_loop_now_ms = rx_clock_ms();
@@ -628,7 +436,7 @@ static void run_loop_body(rx_engine *e, rx_poll_event *events, int n)
     for (int i = 0; i < n; i++) {
         rx_socket_t fd = events[i].fd;
         if (fd == e->wake.read_end) {
-            run_commands(e);
+            rx_run_commands(e);
             continue;
         }
         unsigned ev = events[i].events;
@@ -703,154 +511,22 @@ static void loop_main(void *arg)
         if (e->running == 0 && !lingering(e)) {
             if (park(e))
                 break;
-            /* What woke us may be a command whose wake-up is still to come (push_command
-             * raises it after unlocking): take the queue now rather than wait for the wake-up.
-             * Otherwise the loop would find the queue full, not park, and see no event, until
-             * that write, turning over hundreds of times (measured: 700 turns per request). */
+            /* What woke us may be a command whose wake-up is still to come (push_command,
+             * commands.c, raises it after unlocking): take the queue now rather than wait for
+             * the wake-up. Otherwise the loop would find the queue full, not park, and see no
+             * event, until that write, turning over hundreds of times (measured: 700 turns per
+             * request). */
             rx_loop_now_ms = rx_clock_ms(); /* deadlines start from it; it is stale after a park */
-            run_commands(e);
+            rx_run_commands(e);
             n = rx_poller_wait(e->poller, events, MAX_EVENTS, 0);
         } else {
             n = wait_for_events(e, events);
         }
-        run_loop_body(e, events, n);
+        rx_run_loop_body(e, events, n);
         if (__atomic_load_n(&e->closing, __ATOMIC_ACQUIRE))
             break;
     }
     shutdown_transfers(e);
-}
-
-/* ---------------------------------------------------------------------------------------------
- * Blocking callers drive an idle engine (caller's thread, GIL released).
- */
-
-/* How long a caller waits for the lingering loop thread to park before it submits instead. */
-enum { HANDOVER_WAIT_US = 100 };
-
-/* Become the engine's driver if the loop thread is parked (or parks at our request while it
- * lingers with nothing in flight). Returns 1 if we drive now. */
-static int claim_driver(rx_engine *e)
-{
-    /* Only a lone blocking caller drives. With several, the loop thread serves them all: were
-     * they to take turns, each hand-over with requests of others in flight would cost a
-     * wake-up of the loop thread (measured: 10 threads lost a fifth of their throughput). */
-    if (__atomic_load_n(&e->blocking_callers, __ATOMIC_RELAXED) > 1)
-        return 0;
-    int claimed = 0;
-    int64_t give_up = 0;
-    for (;;) {
-        rx_mutex_lock(&e->lock);
-        int busy = e->closing || e->queue_head != NULL;
-        if (!busy && e->driver == NOBODY) {
-            e->driver = CALLER;
-            claimed = 1;
-        }
-        rx_mutex_unlock(&e->lock);
-        /* Else the loop thread drives. If it is only lingering, it parks when asked; if it has
-         * work, it will not, and we submit like anybody else, at once rather than after
-         * HANDOVER_WAIT_US of asking (a blocking call beside a busy event loop). */
-        if (claimed || busy || __atomic_load_n(&e->running, __ATOMIC_RELAXED) > 0)
-            break;
-        int64_t now = rx_clock_us();
-        if (give_up == 0) {
-            give_up = now + HANDOVER_WAIT_US;
-            __atomic_store_n(&e->drive_wanted, 1, __ATOMIC_RELEASE);
-        } else if (now >= give_up) {
-            break;
-        }
-        rx_yield();
-    }
-    if (give_up != 0)
-        __atomic_store_n(&e->drive_wanted, 0, __ATOMIC_RELEASE);
-    return claimed;
-}
-
-/* Hand the loop back: to the loop thread if anything is left to do, else leave it parked (woken
- * only if curl now wants a timer call before the parked thread planned to look). */
-static void release_driver(rx_engine *e)
-{
-    rx_mutex_lock(&e->lock);
-    if (e->running > 0 || e->queue_head != NULL || e->closing) {
-        e->driver = LOOP_THREAD;
-        rx_cond_signal(&e->unparked);
-    } else {
-        e->driver = NOBODY;
-        if (e->curl_timer_us >= 0 && (e->park_until_us < 0 || e->curl_timer_us < e->park_until_us))
-            rx_cond_signal(&e->unparked);
-    }
-    rx_mutex_unlock(&e->lock);
-}
-
-/* The caller's wait between two turns of the loop body: spin on the poller until spin_until_us
- * (the adaptive budget of spin.h, counted from the start of the drive, so a slow server costs
- * no spinning), then sleep in it; a signal for this thread ends the drive (EINTR), so the
- * caller gets back to Python's signal handlers. Returns the number of events, or -1 to stop
- * driving (a signal, or the budget is spent). */
-static int drive_wait(rx_engine *e, rx_poll_event *events, int64_t spin_until_us,
-                      int64_t until_us, int *slept)
-{
-    int timeout = next_wait_ms(e);
-    if (timeout == 0)
-        return 0; /* curl's timer (or a deadline) is due: the loop body runs it */
-    int64_t now = rx_clock_us();
-    if (now < spin_until_us) {
-        int n = poll_until(e, events, spin_until_us < until_us ? spin_until_us : until_us, 0);
-        if (n != 0)
-            return n;
-        now = rx_clock_us();
-        timeout = next_wait_ms(e);
-    }
-    if (now >= until_us)
-        return -1;
-    int budget_ms = (int)((until_us - now + 999) / 1000);
-    if (timeout < 0 || timeout > budget_ms)
-        timeout = budget_ms;
-    *slept = 1;
-    int n = rx_poller_wait(e->poller, events, MAX_EVENTS, timeout);
-    return n < 0 ? -1 : n;
-}
-
-int rx_engine_drive(rx_engine *e, rx_transfer *t, long budget_ms)
-{
-    __atomic_add_fetch(&e->blocking_callers, 1, __ATOMIC_RELAXED);
-    if (!claim_driver(e))
-        return 0;
-    /* Unlike the loop thread, the caller does not block signals: two more system calls per
-     * request, for nothing. A resolver thread libcurl starts from here may then receive a
-     * process signal; CPython's handler only flags it for the main thread, which sees it at
-     * its next wait slice (SIGNAL_CHECK_MS) at the latest, as it would from any thread. */
-    int64_t now = rx_clock_us();
-    int64_t until_us = now + (int64_t)budget_ms * 1000;
-    int probe, slept = 0;
-    int64_t spin_until_us = now + rx_spin_budget_us(&e->spin, &probe);
-    t->wait.started_us = now;
-    rx_poll_event events[MAX_EVENTS];
-
-    rx_transfer_ref(t); /* the engine's reference, as rx_engine_submit takes */
-    rx_transfer_submit(t);
-    rx_loop_now_ms = rx_clock_ms();
-    rx_stat_add(&e->driven, 1);
-    start_transfer(e, t);
-    while (!rx_transfer_is_delivered(t) && !__atomic_load_n(&e->closing, __ATOMIC_ACQUIRE)) {
-        int n = drive_wait(e, events, spin_until_us, until_us, &slept);
-        if (n < 0)
-            break;
-        run_loop_body(e, events, n);
-    }
-    if (rx_transfer_is_delivered(t)) /* else the wait that follows records it */
-        rx_spin_record(&e->spin, t, slept ? RX_WAIT_SLEPT : RX_WAIT_SPUN, probe);
-    release_driver(e);
-    return 1;
-}
-
-/* Blocking waiters spin briefly before they sleep (spin.h); the engine keeps their estimate. */
-int rx_engine_spin_wait(rx_engine *e, rx_transfer *t) { return rx_spin_wait(&e->spin, t); }
-
-void rx_engine_collected(rx_engine *e, rx_transfer *t) { rx_spin_collected(&e->spin, t); }
-
-void rx_engine_drive_end(rx_engine *e)
-{
-    __atomic_sub_fetch(&e->blocking_callers, 1, __ATOMIC_RELAXED);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -937,7 +613,7 @@ rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len)
         curl_multi_setopt(e->multi, CURLMOPT_MAXCONNECTS, cache);
     e->forbid_reuse = limits->max_keepalive == 0;
 
-    /* MAXAGE_CONN is an easy option in libcurl: start_transfer() applies it to each transfer. */
+    /* MAXAGE_CONN is an easy option in libcurl: rx_start_transfer() applies it to each transfer. */
     e->keepalive_expiry_s = limits->keepalive_expiry_s;
 
     /* The loop thread (and the resolver threads libcurl starts from it) must never receive async
@@ -968,7 +644,7 @@ int rx_engine_close(rx_engine *e, long timeout_ms)
     rx_mutex_unlock(&e->lock);
     if (already)
         return e->stuck ? -1 : 0;
-    wake_loop_thread(e); /* the loop sees `closing` after any wake */
+    rx_wake_loop_thread(e); /* the loop sees `closing` after any wake */
 
     if (rx_thread_join(&e->thread, timeout_ms) != 0) {
         /* Stuck inside libcurl (a resolver that will not stop?). Freeing now would pull memory

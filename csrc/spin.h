@@ -63,8 +63,8 @@ void rx_spin_collected(rx_spin *spin, rx_transfer *t);
 
 /* How long a wait that starts now should spin before it sleeps, in microseconds (0: sleep at
  * once). *probe is set when this is a probing spin, with spinning otherwise off. Used by
- * rx_spin_wait, by a caller that drives the engine itself and by the loop thread (engine.c),
- * which spin on epoll. */
+ * rx_spin_wait, by a caller that drives the engine itself (drive.c) and by the loop thread
+ * (engine.c), which spin on epoll. */
 int rx_spin_budget_us(rx_spin *spin, int *probe);
 
 /* The most a wait may spin now (the cap above). */

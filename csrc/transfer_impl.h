@@ -4,7 +4,8 @@
  *   request.c      the submitter's side: creation, references, setters, the blocking wait
  *   transfer.c     the loop thread's: libcurl setup, callbacks, result
  *   stream.c       streaming and fed bodies, the consumer's and feeder's side
- *   engine.c       started transfers (the `engine` sub-struct) and the command nodes (`commands`)
+ *   engine.c       started transfers (the `engine` sub-struct)
+ *   commands.c     the command nodes (`commands`), queued and taken
  *   deadlines.c, gate.c, origin.c, spin.c, completion.c
  *                  each its own sub-struct (`engine`'s heap and gate fields, `h2`, `wait`,
  *                  `cq_link`)
@@ -25,8 +26,8 @@
  *                                          from now on only the driver touches the request
  *                                          and response
  *   -- start ---> RX_STARTED               rx_transfer_start(): an easy handle is set up for
- *                                          it (start_transfer in engine.c then attaches it to
- *                                          libcurl, or admission keeps it waiting its turn)
+ *                                          it (rx_start_transfer in engine.c then attaches it
+ *                                          to libcurl, or admission keeps it waiting its turn)
  *   -- finish --> RX_DONE                  rx_transfer_finish(): its verdict is in (libcurl's,
  *                                          rx_transfer_set_result(); or the engine's, cancel,
  *                                          timeout, shutdown: rx_transfer_set_error()) and it
@@ -169,8 +170,8 @@ struct rx_transfer {
     int state;               /* atomic: an rx_state, changed only by set_state (transfer.c) */
     int refs;                /* atomic reference count */
     int latch;               /* a latch (platform.h), set as delivery's last act */
-    /* The engine's command nodes, embedded so that queueing never allocates (engine.c alone
-     * touches them; any thread may queue a command). */
+    /* The engine's command nodes, embedded so that queueing never allocates (commands.c and
+     * engine.c alone touch them; any thread may queue a command). */
     struct {
         rx_command submit, cancel, resume;
         int cancel_sent;     /* atomic: the cancel command was queued already */

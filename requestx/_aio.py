@@ -181,7 +181,7 @@ class _AsyncioBridge(_BridgeBase):
         thread is told at once; with more, the wake-up is deferred to the end of this turn of
         the event loop (`_flush`, scheduled by the first deferred submit), so the tasks that
         one drain woke submit their next requests in one batch. The engine wakes its loop
-        thread anyway every DEFER_BATCH deferred submits (engine.c)."""
+        thread anyway every DEFER_BATCH deferred submits (commands.c)."""
         if len(self.queue) < _DEFER_FROM_IN_FLIGHT:
             return engine.submit(*arguments, self.queue)
         pending = engine.submit(*arguments, self.queue, True)

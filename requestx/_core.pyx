@@ -7,8 +7,8 @@ One blocking request, end to end::
       -> Engine.perform()                     this module: build an rx_transfer, pick the
                                               engine (_take_lane: a blocking lane, or this one)
          -> _run(), GIL released:
-            rx_engine_drive()    (engine.c)   an idle engine: this thread runs its loop, or
-            rx_engine_submit()   (engine.c)   queue it for the loop thread, then
+            rx_engine_drive()    (drive.c)    an idle engine: this thread runs its loop, or
+            rx_engine_submit()   (commands.c) queue it for the loop thread, then
             _wait_blocking()                  spin (rx_engine_spin_wait), then wait on the
                                               transfer's latch (rx_transfer_wait, request.c)
       <- (status, version, raw header block, Body, elapsed, header marks)

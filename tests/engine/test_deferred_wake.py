@@ -26,7 +26,7 @@ from tests.servers import HypercornServer
 from tests.servers.nginx import Nginx
 from tests.support.transfers import wait_live_transfers
 
-# engine.c's DEFER_BATCH: deferred submits that wake the loop thread without a flush.
+# commands.c's DEFER_BATCH: deferred submits that wake the loop thread without a flush.
 DEFER_BATCH = 24
 
 
