@@ -7,13 +7,13 @@ arguments, make the Response from the engine's result, hand the Response to the 
 body, to a client whose plan allows it (`_hotpath.plan_for`, `_hotpath.plain_url`), takes them
 compiled (the plain path)::
 
-    Client.get = _hotpath.client_get                 (_hotpath.pyx)
-      -> send_bodiless -> plain_request              build: Host + the client's headers
-                       -> send_plain -> perform      engine_arguments, Engine.perform (_core.pyx:
-                                                     waits without the GIL), engine_response
-                                     -> needs_client hand-off: most answers return here;
-                                                     cookies, redirects, an encoding of the
-                                                     client's go to Client._finish_plain
+    Client.get = _hotpath.client_get        (_hotpath.pyx)
+      -> plain_request                      build: Host + the client's headers
+      -> send_plain -> perform              engine_arguments, Engine.perform (_core.pyx: waits
+                                            without the GIL), engine_response
+                    -> needs_client         hand-off: most answers return here; cookies,
+                                            redirects, an encoding of the client's go to
+                                            Client._finish_plain
 
 `client.request(...)`, the other methods and `client.stream(...)` take the same steps
 (`plain_request`, then `send_plain`); `AsyncClient` awaits them (`_send_plain`: the transport's
@@ -222,6 +222,11 @@ class _BaseClient:
     def _replan(self) -> None:
         """Rebuild the plan (`_hotpath.plan_for`): every setter of what it holds calls this."""
         self._plan = _hotpath.plan_for(self)
+
+    def _mark_closed(self) -> None:
+        """No request may be sent from now on: the plan closes the plain path too."""
+        self._closed = True
+        self._replan()
 
     def _configured(self) -> None:
         """A setter changed the configuration: the plan follows (once __init__ made one)."""
@@ -918,8 +923,7 @@ class Client(_BaseClient):
     def close(self) -> None:
         """Close every transport: connections and engine threads. Idempotent."""
         if not self._closed:
-            self._closed = True
-            self._replan()  # the plain path is closed too
+            self._mark_closed()
             for transport in self._transports():
                 transport.close()
 
@@ -930,8 +934,7 @@ class Client(_BaseClient):
         return self
 
     def __exit__(self, *exc_info: typing.Any) -> None:
-        self._closed = True
-        self._replan()
+        self._mark_closed()
         for transport in self._transports():
             transport.__exit__(*exc_info)
 
@@ -1442,8 +1445,7 @@ class AsyncClient(_BaseClient):
         """Close every transport: connections and engine threads; requests still running
         fail. Idempotent. (Stopping a loop thread takes microseconds: this does not block.)"""
         if not self._closed:
-            self._closed = True
-            self._replan()  # the plain path is closed too
+            self._mark_closed()
             for transport in self._transports():
                 await transport.aclose()
 
@@ -1454,8 +1456,7 @@ class AsyncClient(_BaseClient):
         return self
 
     async def __aexit__(self, *exc_info: typing.Any) -> None:
-        self._closed = True
-        self._replan()
+        self._mark_closed()
         for transport in self._transports():
             await transport.__aexit__(*exc_info)
 

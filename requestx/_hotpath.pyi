@@ -63,9 +63,6 @@ def engine_arguments(
 def engine_response(
     request: Request, result: tuple[Any, ...], max_body_bytes: int | None
 ) -> Response: ...
-def send_bodiless(
-    client: Any, method: str, url: object, follow_redirects: Any
-) -> Response | None: ...
 def send_plain(client: Any, request: Request, follow_redirects: Any, stream: bool) -> Response: ...
 def perform(
     engine: EnginePlan, transport: Any, request: Request, timeouts: tuple[int, ...]

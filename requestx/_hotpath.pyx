@@ -2,8 +2,7 @@
 transport's plans they read (declared in _hotpath.pxd): build (`plain_request`), engine
 arguments (`engine_arguments`), the engine (`perform`), the response (`engine_response`), the
 hand-off to the client (`needs_client`). Which calls may take them without the general path
-(`only_url_and_body`, `plain_url`); the blocking client's whole trip (`send_bodiless`,
-`send_plain`); and the rules the rest of the package asks too (`is_sendable`,
+(`only_url_and_body`, `plain_url`); the blocking client's trip after the build (`send_plain`); and the rules the rest of the package asks too (`is_sendable`,
 `jar_is_empty`, `is_redirect`, `marks_content_encoding`), each stated once, here.
 
 Why compiled: a blocking GET spent about 27,000 instructions in the client layer above the
@@ -218,15 +217,6 @@ cpdef engine_response(request, tuple result, max_body_bytes):
     return response
 
 
-def send_bodiless(client, str method, url, follow_redirects):
-    """`client.request(method, url, follow_redirects=follow_redirects)` by the plain path, in
-    one call (`Client.get`'s), or None: the caller takes the general path."""
-    request = plain_request(client, method, url)
-    if request is None:
-        return None
-    return send_plain(client, request, follow_redirects, False)
-
-
 cpdef send_plain(client, request, follow_redirects, bint stream):
     """A blocking client's plain request after its build step (`plain_request`): to the
     engine (`perform`; a streamed body or response through the transport's stream), then
@@ -322,9 +312,9 @@ def client_get(
     method looks each one up by name on every call (about 800 instructions for seven).
     """
     if only_url_and_body(None, params, headers, cookies, auth, timeout, extensions):
-        response = send_bodiless(self, "GET", url, follow_redirects)
-        if response is not None:
-            return response
+        request = plain_request(self, "GET", url)
+        if request is not None:
+            return send_plain(self, request, follow_redirects, False)
     return self.request(
         "GET",
         url,

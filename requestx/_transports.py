@@ -241,18 +241,15 @@ class _EngineTransport:
         if retries < 0:
             raise ValueError("retries must be >= 0")
         self._proxy: Proxy | None = normalize_proxy(proxy)
-        self._tls = tls_config(verify, cert, trust_env)
-        self._route = engine_route(self._proxy, uds, local_address, socket_options, trust_env)
+        tls = tls_config(verify, cert, trust_env)
+        route = engine_route(self._proxy, uds, local_address, socket_options, trust_env)
         if http2 and not http1:
-            self._http_version = _HTTP_VERSION_2_PRIOR_KNOWLEDGE
+            http_version = _HTTP_VERSION_2_PRIOR_KNOWLEDGE
         elif http2:
-            self._http_version = _HTTP_VERSION_2_TLS
+            http_version = _HTTP_VERSION_2_TLS
         else:
-            self._http_version = _HTTP_VERSION_1_1
+            http_version = _HTTP_VERSION_1_1
         self._retries = retries
-        # A body read whole is held to it twice: as received, by the engine, and decoded,
-        # here (a few kilobytes of gzip can decode to gigabytes).
-        self._max_body_bytes = max_body_bytes
         if engine is not None and socket_options:
             # libcurl does not compare socket options before reusing a connection (route.h).
             raise ValueError("a transport with socket_options needs an engine of its own")
@@ -266,12 +263,13 @@ class _EngineTransport:
                 max_body_bytes,
                 # A blocking HTTP/1.1 client gives each calling thread an engine of its own
                 # (Engine._reserve_lanes); HTTP/2 keeps one connection per origin instead.
-                blocking_lanes=self._blocking and self._http_version == _HTTP_VERSION_1_1,
+                blocking_lanes=self._blocking and http_version == _HTTP_VERSION_1_1,
             )
         self._engine = engine
-        self._plan = EnginePlan(
-            engine, self._http_version, self._tls, self._route, self._max_body_bytes
-        )
+        # What every request reads (_hotpath.pxd). A body read whole is held to
+        # max_body_bytes twice: as received, by the engine, and decoded, by the response (a few
+        # kilobytes of gzip can decode to gigabytes).
+        self._plan = EnginePlan(engine, http_version, tls, route, max_body_bytes)
 
     def _engine_arguments(self, request: Request, timeouts: tuple[int, ...]) -> EngineArguments:
         """What the engine needs for `request`, in Engine.perform/submit's argument order,
@@ -293,7 +291,7 @@ class _EngineTransport:
     ) -> Response:
         status, version, raw_headers, marks = head
         response = Response._from_engine_stream(request, status, version, raw_headers, stream)
-        response._max_body_bytes = self._max_body_bytes  # for read() / aread()
+        response._max_body_bytes = self._plan.max_body_bytes  # for read() / aread()
         if not marks_content_encoding(response, marks):
             response._unencoded = True
         return response
@@ -368,7 +366,7 @@ class HTTPTransport(_EngineTransport, BaseTransport):
         except _core.EngineError as exc:
             raise self._error(exc, request) from exc
         if not stream_response:
-            return engine_response(request, result, self._max_body_bytes)
+            return engine_response(request, result, self._plan.max_body_bytes)
         assert head is not None  # a blocking wait returns the head or raises
         return self._build_stream_response(request, head, EngineResponseStream(pending, request))
 
@@ -416,7 +414,7 @@ class AsyncHTTPTransport(_EngineTransport, AsyncBaseTransport):
                     raise error from exc
             await anyio.sleep(_retry_delay(attempt))  # retries=...
             attempt += 1
-        return engine_response(request, result, self._max_body_bytes)
+        return engine_response(request, result, self._plan.max_body_bytes)
 
     async def _send_through_stream(
         self, request: Request, arguments: EngineArguments, stream_response: bool
@@ -444,7 +442,7 @@ class AsyncHTTPTransport(_EngineTransport, AsyncBaseTransport):
         except _core.EngineError as exc:
             raise self._error(exc, request) from exc
         if not stream_response:
-            return engine_response(request, result, self._max_body_bytes)
+            return engine_response(request, result, self._plan.max_body_bytes)
         assert head is not None  # the loop above ends only with a head
         stream = AsyncEngineResponseStream(pending, request, bridge)
         return self._build_stream_response(request, head, stream)

@@ -1,6 +1,6 @@
 """The plain path: `client.get(url)`, `client.post(url, json=...)` and the like, when nothing but
 the client's defaults and the body shapes the request, are built by `_hotpath.plain_request`
-(bodiless) or `Request(...)` and sent straight to the engine (`_hotpath.send_bodiless`, the
+(bodiless) or `Request(...)` and sent straight to the engine (`_hotpath.send_plain`, the
 transport's `_send_plain`) instead of going through `build_request` -> `send` -> the redirect
 loop -> `_send_single` (`_hotpath.plain_url`, docs/architecture.md "The plain path").
 
@@ -203,7 +203,7 @@ def test_each_redirect_hop_is_requested_once(server: HypercornServer) -> None:
 
 
 def test_answers_the_compiled_path_hands_back_to_python(server: HypercornServer) -> None:
-    """`_hotpath.send_bodiless` hands an answer with Set-Cookie, a redirect (of any bodiless
+    """`_hotpath.send_plain` hands an answer with Set-Cookie, a redirect (of any bodiless
     method, with `follow_redirects` given per call) and a client's own default encoding to
     the client's Python; each is checked by what the caller and the server saw."""
     with requestx.Client(default_encoding="latin-1") as client:

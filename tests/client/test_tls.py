@@ -297,7 +297,7 @@ def test_clients_share_the_default_tls_settings() -> None:
     # Constructing a client must not load a CA bundle (httpx does, every time): the default
     # settings object is built once and shared. Construction time: docs/performance.md.
     with requestx.Client() as first, requestx.Client() as second:
-        assert first._transport._tls is second._transport._tls
+        assert first._transport._plan.tls is second._transport._plan.tls
 
 
 @pytest.mark.skipif(

@@ -8,7 +8,7 @@ comments of requestx/*.py, *.pyx, *.pxd, *.pyi and *.c/*.h, and of csrc/*.c and 
   `origin.c`, `curl-0002-skip-busy-connections.patch`), which must name a file somewhere in
   the repository;
 * names written as functions (`name()`, `name(args)`) or dotted (`Engine.perform`,
-  `_hotpath.send_bodiless`): the last part must be defined in the source of requestx/,
+  `_hotpath.send_plain`): the last part must be defined in the source of requestx/,
   csrc/, scripts/ (the libcurl patches included), benchmarks/, tests/ or setup.py: a `def`, a
   `class`, a `cdef`/`cpdef` function or attribute, a C function, macro, field or enum
   member, an assignment, or a module of that name;
