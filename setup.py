@@ -216,11 +216,19 @@ ext = Extension(
     extra_link_args=link_args + curl_libs + engine_libs,
 )
 
-# The client's hot path in Python objects (requestx/_hotpath.pyx): compiled, with no C of
-# its own and no libcurl.
+# The client's hot path in Python objects (requestx/_hotpath.pyx) and the default-headers rule
+# it shares with Request (requestx/_default_headers.pyx): compiled, with no C of their own and
+# no libcurl.
 hotpath = Extension(
     "requestx._hotpath",
     sources=["requestx/_hotpath.pyx"],
+    depends=["requestx/_hotpath.pxd", "requestx/_default_headers.pxd"],
+    extra_compile_args=compile_args,
+    extra_link_args=link_args,
+)
+default_headers = Extension(
+    "requestx._default_headers",
+    sources=["requestx/_default_headers.pyx"],
     extra_compile_args=compile_args,
     extra_link_args=link_args,
 )
@@ -258,7 +266,7 @@ except ImportError:  # pragma: no cover - Cython is a build requirement
 setup(
     cmdclass={"build_ext": BuildExt},
     ext_modules=cythonize(
-        [ext, hotpath],
+        [ext, hotpath, default_headers],
         compiler_directives=directives,
         annotate=_flag("REQUESTX_ANNOTATE"),
         force=DEBUG or ASAN,

@@ -680,12 +680,25 @@ class Client(_BaseClient):
         extensions: RequestExtensions | None,
     ) -> Response:
         """`send(build_request(...), stream=True, ...)`: by the plain path when the call gave
-        nothing but a URL and perhaps a body (`_hotpath.only_url_and_body`, as `request`
-        decides), else by the general one."""
-        if _hotpath.only_url_and_body(files, params, headers, cookies, auth, timeout, extensions):
-            plain = _hotpath.plain_request(self, method, url, content, data, json)
-            if plain is not None:
-                return _hotpath.send_plain(self, plain, follow_redirects, True)
+        nothing but a URL and perhaps a body (`_hotpath.plain_request` decides, as for
+        `request`), else by the general one."""
+        plain = _hotpath.plain_request(
+            self,
+            method,
+            url,
+            content,
+            data,
+            json,
+            files,
+            params,
+            headers,
+            cookies,
+            auth,
+            timeout,
+            extensions,
+        )
+        if plain is not None:
+            return _hotpath.send_plain(self, plain, follow_redirects, True)
         request = self.build_request(
             method,
             url,
@@ -724,10 +737,23 @@ class Client(_BaseClient):
         >>> client.request("PATCH", "/items/1", json={"name": "new"}).status_code
         200
         """
-        if _hotpath.only_url_and_body(files, params, headers, cookies, auth, timeout, extensions):
-            plain = _hotpath.plain_request(self, method, url, content, data, json)
-            if plain is not None:
-                return _hotpath.send_plain(self, plain, follow_redirects, False)
+        plain = _hotpath.plain_request(
+            self,
+            method,
+            url,
+            content,
+            data,
+            json,
+            files,
+            params,
+            headers,
+            cookies,
+            auth,
+            timeout,
+            extensions,
+        )
+        if plain is not None:
+            return _hotpath.send_plain(self, plain, follow_redirects, False)
         if cookies is not None:
             _warn_per_request_cookies()
         request = self.build_request(
@@ -1179,10 +1205,23 @@ class AsyncClient(_BaseClient):
         extensions: RequestExtensions | None,
     ) -> Response:
         """Client._open_stream, awaited."""
-        if _hotpath.only_url_and_body(files, params, headers, cookies, auth, timeout, extensions):
-            plain = _hotpath.plain_request(self, method, url, content, data, json)
-            if plain is not None:
-                return await self._send_plain(plain, follow_redirects, stream=True)
+        plain = _hotpath.plain_request(
+            self,
+            method,
+            url,
+            content,
+            data,
+            json,
+            files,
+            params,
+            headers,
+            cookies,
+            auth,
+            timeout,
+            extensions,
+        )
+        if plain is not None:
+            return await self._send_plain(plain, follow_redirects, stream=True)
         request = self.build_request(
             method,
             url,
@@ -1220,10 +1259,23 @@ class AsyncClient(_BaseClient):
         >>> (await client.request("PATCH", "/items/1", json={"name": "new"})).status_code
         200
         """
-        if _hotpath.only_url_and_body(files, params, headers, cookies, auth, timeout, extensions):
-            plain = _hotpath.plain_request(self, method, url, content, data, json)
-            if plain is not None:
-                return await self._send_plain(plain, follow_redirects)
+        plain = _hotpath.plain_request(
+            self,
+            method,
+            url,
+            content,
+            data,
+            json,
+            files,
+            params,
+            headers,
+            cookies,
+            auth,
+            timeout,
+            extensions,
+        )
+        if plain is not None:
+            return await self._send_plain(plain, follow_redirects)
         if cookies is not None:
             _warn_per_request_cookies()
         request = self.build_request(
@@ -1254,10 +1306,23 @@ class AsyncClient(_BaseClient):
         extensions: RequestExtensions | None = None,
     ) -> Response:
         """`GET` a URL: `await client.get("/items", params={"page": 2})`."""
-        if _hotpath.only_url_and_body(None, params, headers, cookies, auth, timeout, extensions):
-            plain = _hotpath.plain_request(self, "GET", url)
-            if plain is not None:
-                return await self._send_plain(plain, follow_redirects)
+        plain = _hotpath.plain_request(
+            self,
+            "GET",
+            url,
+            None,
+            None,
+            None,
+            None,
+            params,
+            headers,
+            cookies,
+            auth,
+            timeout,
+            extensions,
+        )
+        if plain is not None:
+            return await self._send_plain(plain, follow_redirects)
         return await self.request(
             "GET",
             url,

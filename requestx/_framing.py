@@ -28,6 +28,9 @@ if typing.TYPE_CHECKING:
 CONTENT_LENGTH = b"content-length"
 TRANSFER_ENCODING = b"transfer-encoding"
 FRAMING_FIELDS = frozenset({CONTENT_LENGTH, TRANSFER_ENCODING})
+# The methods whose request without a body says so with `Content-Length: 0`
+# (`_default_headers.add_default_headers`) and whose empty body is still sent as one.
+METHODS_WITH_BODY = frozenset({"POST", "PUT", "PATCH"})
 
 
 def parse_content_length(value: bytes | str) -> int | None:

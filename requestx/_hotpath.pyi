@@ -11,16 +11,6 @@ if TYPE_CHECKING:
     from ._client import Client
     from ._config import UseClientDefault
 
-def only_url_and_body(
-    files: object,
-    params: object,
-    headers: object,
-    cookies: object,
-    auth: object,
-    timeout: object,
-    extensions: object,
-) -> bool: ...
-
 class EnginePlan:
     engine: Any
     http_version: int
@@ -51,11 +41,18 @@ def marks_content_encoding(response: Response, marks: int) -> bool: ...
 def plain_url(plan: ClientPlan, url: object) -> URL | None: ...
 def plain_request(
     client: Any,
-    method: str,
+    method: str | bytes,
     url: object,
     content: Any = None,
     data: Any = None,
     json: Any = None,
+    files: Any = None,
+    params: Any = None,
+    headers: Any = None,
+    cookies: Any = None,
+    auth: Any = ...,
+    timeout: Any = ...,
+    extensions: Any = None,
 ) -> Request | None: ...
 def engine_arguments(
     engine: EnginePlan, request: Request, timeouts: tuple[int, ...]

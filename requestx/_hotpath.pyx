@@ -19,9 +19,10 @@ cimport cython
 from cpython.object cimport PyObject, PyTypeObject
 
 from . import _core
+from ._default_headers cimport add_default_headers
 from ._config import USE_CLIENT_DEFAULT as _USE_CLIENT_DEFAULT
-from ._framing import FRAMING_FIELDS
-from ._models import _METHODS_WITH_BODY, _PLAIN_METHODS, _REDIRECT_CODES, Headers, Request, Response
+from ._framing import FRAMING_FIELDS, METHODS_WITH_BODY as _METHODS_WITH_BODY
+from ._models import _COMMON_METHODS, _REDIRECT_CODES, Headers, Request, Response
 from ._urls import _RECENT_URLS, url_from_str
 
 cdef object EngineError = _core.EngineError
@@ -31,7 +32,7 @@ cdef long MARK_SET_COOKIE = _core.MARK_SET_COOKIE
 # Host and framing.
 cdef frozenset HOST_OR_FRAMING = FRAMING_FIELDS | {b"host"}
 cdef frozenset METHODS_WITH_BODY = _METHODS_WITH_BODY
-cdef frozenset PLAIN_METHODS = _PLAIN_METHODS
+cdef frozenset COMMON_METHODS = _COMMON_METHODS
 cdef frozenset REDIRECT_CODES = _REDIRECT_CODES
 cdef dict RECENT_URLS = _RECENT_URLS
 cdef tuple NO_ARGUMENTS = ()
@@ -86,10 +87,9 @@ cpdef ClientPlan plan_for(client):
 # --- The rules, each stated once -----------------------------------------------------------
 
 
-cpdef bint only_url_and_body(files, params, headers, cookies, auth, timeout, extensions):
+cdef inline bint only_url_and_body(files, params, headers, cookies, auth, timeout, extensions):
     """Whether a call gave nothing but a URL and perhaps a body (content, data or json): the
-    only calls the plain path may take. Both clients' `request`, `get` and `_open_stream`
-    ask it."""
+    only calls the plain path may take (`plain_request` asks)."""
     return (
         files is None
         and params is None
@@ -157,17 +157,33 @@ cpdef plain_url(ClientPlan plan, url):
     return merged_url
 
 
-cpdef plain_request(client, str method, url, content=None, data=None, json=None):
-    """The plain path's request: what `client.build_request(method, url, content=...,
-    data=..., json=...)` would build, for a URL `plain_url` takes, or None (the caller
-    takes the general path). A bodiless method without a body is built here in one pass
-    (Host, then the client's header entries, checked when they were set); the rest by
-    `Request(...)`, which also gives a POST without a body its `Content-Length: 0`."""
+cpdef plain_request(
+    client,
+    method,
+    url,
+    content=None,
+    data=None,
+    json=None,
+    files=None,
+    params=None,
+    headers=None,
+    cookies=None,
+    auth=USE_CLIENT_DEFAULT,
+    timeout=USE_CLIENT_DEFAULT,
+    extensions=None,
+):
+    """The plain path's request: what `client.build_request(...)` would build with these
+    arguments, when the call gave nothing but a URL and perhaps a body
+    (`only_url_and_body`) and `plain_url` takes the URL; else None (the caller takes the
+    general path). A bodiless request with a common method is made here, its headers by
+    the rule every request follows (`add_default_headers`); the rest by `Request(...)`."""
+    if not only_url_and_body(files, params, headers, cookies, auth, timeout, extensions):
+        return None
     cdef ClientPlan plan = client._plan
     merged_url = plain_url(plan, url)
     if merged_url is None:
         return None
-    if method in PLAIN_METHODS and content is None and data is None and json is None:
+    if content is None and data is None and json is None and method in COMMON_METHODS:
         return _bodiless_request(plan, method, merged_url)
     return Request(
         method,
@@ -250,13 +266,11 @@ cpdef bint needs_client(ClientPlan plan, response):
     return response._sets_cookies or plan.custom_encoding or is_redirect(response)
 
 
-cdef _bodiless_request(ClientPlan plan, str method, merged_url):
-    """`plain_request`'s Request for a bodiless method, for a URL `plain_url` took."""
-    host = merged_url._host_entry_cache
-    if host is None:
-        host = merged_url._host_entry()
-    entries = [host]
-    entries.extend(_entries(plan.headers))
+cdef _bodiless_request(ClientPlan plan, method, merged_url):
+    """`plain_request`'s Request without a body, for a URL `plain_url` took: what
+    `Request.__init__` makes of the same arguments, without its Python code."""
+    entries = list(_entries(plan.headers))
+    add_default_headers(entries, method, merged_url, NO_ARGUMENTS)
     headers = _new(Headers)
     headers._block = None
     headers._list = entries
@@ -311,10 +325,9 @@ def client_get(
     `Client.get` itself, compiled: its keyword-only defaults are filled in C, where a Python
     method looks each one up by name on every call (about 800 instructions for seven).
     """
-    if only_url_and_body(None, params, headers, cookies, auth, timeout, extensions):
-        request = plain_request(self, "GET", url)
-        if request is not None:
-            return send_plain(self, request, follow_redirects, False)
+    request = plain_request(self, "GET", url, None, None, None, None, params, headers, cookies, auth, timeout, extensions)
+    if request is not None:
+        return send_plain(self, request, follow_redirects, False)
     return self.request(
         "GET",
         url,

@@ -42,6 +42,7 @@ from ._decoders import (
     decode_all,
     decoder_for,
 )
+from ._default_headers import add_default_headers
 from ._exceptions import (
     CookieConflict,
     DecodingError,
@@ -411,9 +412,6 @@ class Headers(typing.MutableMapping[str, str]):
 
 _COMMON_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+").fullmatch
-_METHODS_WITH_BODY = frozenset({"POST", "PUT", "PATCH"})
-# The request methods `_hotpath.plain_request` builds (no Content-Length: 0 to add).
-_PLAIN_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "DELETE"})
 
 
 class _UnattachedStream:
@@ -503,7 +501,7 @@ class Request:
         self._stream = None
         if content is None and data is None and files is None and json is None:
             self._content = b""  # the common bodiless request: skip the encoder
-            self._add_default_headers(())
+            add_default_headers(self.headers._entries(), method, self.url, ())
         else:
             boundary = _multipart_boundary(self.headers) if files else None
             body_headers, body = encode_request(
@@ -514,30 +512,7 @@ class Request:
             else:
                 self._content = None  # a stream, fed to the engine as the request runs
                 self._stream = body
-            self._add_default_headers(body_headers)
-
-    def _add_default_headers(self, body_headers: typing.Iterable[tuple[bytes, bytes]]) -> None:
-        headers = self.headers
-        entries = headers._entries()
-        for name, value in body_headers:
-            lower = name.lower()
-            if lower == TRANSFER_ENCODING and headers._has(CONTENT_LENGTH):
-                continue  # an explicit Content-Length wins over chunked
-            if lower == CONTENT_LENGTH and headers._has(TRANSFER_ENCODING):
-                continue  # and an explicit Transfer-Encoding over a computed length
-            if not headers._has(lower):
-                entries.append((name, lower, value))
-        if self.url._host and not headers._has(b"host"):
-            entries.insert(0, self.url._host_entry())
-            host_offset = 1
-        else:
-            host_offset = 0
-        if (
-            self.method in _METHODS_WITH_BODY
-            and not headers._has(CONTENT_LENGTH)
-            and not headers._has(TRANSFER_ENCODING)
-        ):
-            entries.insert(host_offset, (b"Content-Length", CONTENT_LENGTH, b"0"))
+            add_default_headers(self.headers._entries(), method, self.url, body_headers)
 
     @property
     def content(self) -> bytes:

@@ -26,8 +26,9 @@ mkdir -p "$stage"
 "$py" setup.py -q build_ext --inplace >/dev/null # the normal build, to put back afterwards
 REQUESTX_ASAN=1 "$py" setup.py -q build_ext --build-lib "$stage/lib" --build-temp "$stage/tmp" \
     >/dev/null
-# Both extension modules, the engine's bridge and the compiled hot path, are swapped.
-inplace=(requestx/_core.*.so requestx/_hotpath.*.so)
+# Every extension module is swapped: the engine's bridge, the compiled hot path and the
+# default-headers rule.
+inplace=(requestx/_core.*.so requestx/_hotpath.*.so requestx/_default_headers.*.so)
 for so in "${inplace[@]}"; do mv "$so" "$stage/$(basename "$so").normal"; done
 # shellcheck disable=SC2317  # called by the trap
 restore() { for so in "${inplace[@]}"; do mv -f "$stage/$(basename "$so").normal" "$so"; done; }
@@ -42,8 +43,9 @@ export REQUESTX_TEST_ASAN=1 # tests/support/sanitized.py: memory figures and chi
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:log_path=$report"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$report"
 
-"$py" -c 'import requestx._core as c, requestx._hotpath as h, subprocess
-for m in (c, h): assert b"libasan" in subprocess.check_output(["ldd", m.__file__]), m'
+"$py" -c 'import requestx._core as c, requestx._hotpath as h, requestx._default_headers as d
+import subprocess
+for m in (c, h, d): assert b"libasan" in subprocess.check_output(["ldd", m.__file__]), m'
 echo "test_asan: pytest (requestx built with ASan + UBSan)"
 status=0
 "$py" -m pytest -p no:cacheprovider "$@" || status=$?

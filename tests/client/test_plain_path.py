@@ -88,32 +88,50 @@ def test_plain_request_object_matches_build_request(recorder: RecordingServer, m
     assert client.build_request("GET", url).extensions == built.extensions
 
 
-BODIES: list[dict[str, typing.Any]] = [
-    {"json": {"a": [1, 2], "b": "ü"}},
-    {"content": b"raw \x00 bytes"},
-    {"content": "text"},
-    {"content": b""},
-    {"data": {"field": "two words", "n": "1"}},
-    {"json": None},
+# Each body as the server must receive it: its bytes, and the Content-Type it comes with.
+BODIES: list[tuple[dict[str, typing.Any], bytes, str | None]] = [
+    ({"json": {"a": [1, 2], "b": "ü"}}, '{"a":[1,2],"b":"ü"}'.encode(), "application/json"),
+    ({"content": b"raw \x00 bytes"}, b"raw \x00 bytes", None),
+    ({"content": "text"}, b"text", None),
+    ({"content": b""}, b"", None),
+    (
+        {"data": {"field": "two words", "n": "1"}},
+        b"field=two+words&n=1",
+        "application/x-www-form-urlencoded",
+    ),
+    ({"json": None}, b"", None),
 ]
 
 
 @pytest.mark.parametrize("method", ["POST", "PUT", "PATCH", "DELETE", "GET"])
-@pytest.mark.parametrize("body", BODIES, ids=lambda body: next(iter(body)))
-def test_bodies_on_the_plain_path_as_on_the_general_one(
-    server: HypercornServer, method: str, body: dict[str, typing.Any]
+@pytest.mark.parametrize(("body", "sent", "content_type"), BODIES, ids=lambda v: str(v)[:12])
+def test_bodies_on_the_plain_path(
+    server: HypercornServer,
+    method: str,
+    body: dict[str, typing.Any],
+    sent: bytes,
+    content_type: str | None,
 ) -> None:
-    """content=, data= and json= take the plain path too (Request.__init__ builds them; only
-    the send layers are skipped): what hypercorn receives, headers and body bytes, is what the
-    general path sends."""
+    """content=, data= and json= take the plain path too (`Request(...)` encodes them, as on
+    the general path; only the send layers are skipped). hypercorn receives the body's exact
+    bytes, framed by a Content-Length that matches them (`Content-Length: 0` for an empty
+    POST, PUT or PATCH, none for an empty GET or DELETE), its Content-Type, and the client's
+    own headers."""
     url = server.url + "/echo"
     with requestx.Client(headers={"X-Custom": "one"}) as client:
         spy = GeneralPathSpy(client)
-        plain = client.request(method, url, **body).json()
+        echo = client.request(method, url, **body).json()
         assert spy.calls == 0, "the plain path was not taken"
-        general = client.request(method, url, headers={}, **body).json()
-        assert spy.calls == 1
-    assert plain == general
+    headers = dict(echo["headers"])
+    assert echo["method"] == method
+    assert echo["body"].encode("latin-1") == sent
+    if sent or method in ("POST", "PUT", "PATCH"):
+        assert headers["content-length"] == str(len(sent))
+    else:
+        assert "content-length" not in headers
+    assert "transfer-encoding" not in headers
+    assert headers.get("content-type") == content_type
+    assert headers["x-custom"] == "one"
 
 
 def test_client_framing_headers_with_a_body_are_judged(recorder: RecordingServer) -> None:
@@ -514,13 +532,13 @@ async def test_async_bodies_on_the_plain_path(server: HypercornServer) -> None:
     url = server.url + "/echo"
     async with requestx.AsyncClient() as client:
         spy = AsyncGeneralPathSpy(client)
-        for body in BODIES:
-            plain = (await client.post(url, **body)).json()
+        for body, sent, content_type in BODIES:
+            echo = (await client.post(url, **body)).json()
             assert spy.calls == 0, body
-            general = (await client.post(url, headers={}, **body)).json()
-            assert spy.calls == 1
-            spy.calls = 0
-            assert plain == general
+            headers = dict(echo["headers"])
+            assert echo["body"].encode("latin-1") == sent
+            assert headers["content-length"] == str(len(sent))
+            assert headers.get("content-type") == content_type
         # other keyword arguments take the general path
         await client.post(url, json={}, params={"p": "1"})
         assert spy.calls == 1
