@@ -50,6 +50,7 @@ from ._hotpath import (
     is_sendable,
     marks_content_encoding,
     perform,
+    through_stream,
 )
 from ._models import Request, Response
 from ._routing import engine_route, normalize_proxy
@@ -325,7 +326,7 @@ class HTTPTransport(_EngineTransport, BaseTransport):
     ) -> Response:
         """`_send` without the checks: for a request they passed, or one the client's plain
         path built (`_hotpath.plain_url`), whose URL and framing are right by construction."""
-        if stream or request._content is None:
+        if through_stream(request, stream):
             arguments = engine_arguments(self._plan, request, timeouts)
             return self._send_through_stream(request, arguments, stream)
         return perform(self._plan, self, request, timeouts)
@@ -392,7 +393,7 @@ class AsyncHTTPTransport(_EngineTransport, AsyncBaseTransport):
     ) -> typing.Coroutine[typing.Any, typing.Any, Response]:
         """`_send` without the checks (see HTTPTransport._send_plain)."""
         arguments = engine_arguments(self._plan, request, timeouts)
-        if stream or request._content is None:
+        if through_stream(request, stream):
             return self._send_through_stream(request, arguments, stream)
         return self._perform(request, arguments)
 
