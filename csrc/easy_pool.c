@@ -58,14 +58,14 @@ static int reset_handle(rx_easy *x)
 }
 
 /* A plain GET over HTTP/1.1: no method, body, upload, progress or debug options, nothing
- * origin.c sets for HTTP/2, and no fresh connection forced (rx_transfer_reconnect). Not a
- * stream (one may end paused). Its options may stay on its handle when it is done, and it may
- * take such a handle as it is. */
+ * origin.c sets for HTTP/2, no fresh connection forced (rx_transfer_reconnect) and no
+ * connection closed after it (Connection: close). Not a stream (one may end paused). Its
+ * options may stay on its handle when it is done, and it may take such a handle as it is. */
 static int keeps_options(const rx_transfer *t)
 {
     const rx_request_options *o = &t->options;
     return o->http_version == RX_HTTP_1_1 && !o->has_body && !o->upload_stream && !o->stream &&
-           !t->reconnected && strcmp(t->method, "GET") == 0;
+           !t->reconnected && !t->closes_connection && strcmp(t->method, "GET") == 0;
 }
 
 static void keep(rx_easy_kept *k, const rx_transfer *t)

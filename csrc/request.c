@@ -59,6 +59,7 @@ rx_transfer *rx_transfer_load_copy(const rx_transfer *src, rx_delivered_fn on_de
         goto fail;
     t->idempotent = src->idempotent;
     t->has_content_type = src->has_content_type;
+    t->closes_connection = src->closes_connection;
     t->options = src->options;
     t->options.stream = t->options.upload_stream = 0; /* neither is a load run's */
     if (src->tls != NULL)
@@ -167,6 +168,26 @@ int rx_transfer_set_url(rx_transfer *t, const char *url, size_t len)
     return (t->url = dup_n(url, len)) ? 0 : RX_E_NOMEM;
 }
 
+/* Whether a comma-separated list of tokens (a Connection header's value) has `close`, in any
+ * case, between optional spaces and tabs. */
+static int lists_close(const char *value, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        while (i < len && (value[i] == ' ' || value[i] == '\t' || value[i] == ','))
+            i++;
+        size_t start = i;
+        while (i < len && value[i] != ',')
+            i++;
+        size_t end = i;
+        while (end > start && (value[end - 1] == ' ' || value[end - 1] == '\t'))
+            end--;
+        if (end - start == 5 && strncasecmp(value + start, "close", 5) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 int rx_transfer_add_header(rx_transfer *t, const char *name, size_t name_len,
                            const char *value, size_t value_len)
 {
@@ -174,6 +195,12 @@ int rx_transfer_add_header(rx_transfer *t, const char *name, size_t name_len,
         return RX_E_INVALID_HEADER;
     if (name_len == 12 && strncasecmp(name, "content-type", 12) == 0)
         t->has_content_type = 1;
+    /* RFC 9112 section 9.6: a client that sends `close` sends no further request on that
+     * connection. libcurl reads only the server's Connection header, so the transfer says it
+     * (set_up_handle: CURLOPT_FORBID_REUSE). */
+    if (name_len == 10 && strncasecmp(name, "connection", 10) == 0 &&
+        lists_close(value, value_len))
+        t->closes_connection = 1;
     rx_buffer *b = &t->header_lines;
     /* curl sends "Name:" with no value only if written "Name;": an empty value must keep it. */
     const char *sep = value_len ? ": " : ";";

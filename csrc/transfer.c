@@ -473,6 +473,12 @@ static int set_up_handle(rx_transfer *t, rx_easy *x, CURLSH *share, int kept)
     default: SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1); break;
     }
 
+    /* The caller's `Connection: close` (rx_transfer_add_header): libcurl closes the
+     * connection once this transfer is done with it and no other transfer uses it. A reset
+     * clears the option again: such a transfer keeps no options (easy_pool.c). */
+    if (t->closes_connection)
+        SET(CURLOPT_FORBID_REUSE, 1L);
+
     /* A reset handle verifies peer and host against libcurl's default CA store. */
     if (t->tls != NULL && rx_tls_apply(t->tls, h) != 0)
         goto fail;

@@ -98,6 +98,7 @@ struct rx_transfer {
     char *url;
     rx_buffer header_lines;  /* "Name: value\0Name: value\0..." */
     int has_content_type;    /* the caller set Content-Type (else curl would invent one) */
+    int closes_connection;   /* the caller sent Connection: close: its connection is not reused */
     rx_request_options options; /* body, timeouts, HTTP version, streaming, limits */
     rx_tls *tls;             /* TLS settings (a reference); NULL: verify with the default CAs */
     rx_route *route;         /* proxy, Unix socket, ... (a reference); NULL: straight to the host */
