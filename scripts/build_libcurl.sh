@@ -20,9 +20,12 @@
 #
 # Pins and SHA-256 checksums: scripts/pinned-sources.txt (the only place versions live), fetched
 # and checked by scripts/fetch_sources.sh.
-# Patches: scripts/libcurl-patches/NAME-*.patch are applied (patch -p1, in name order) to the
-# tree of NAME (curl or nghttp2) after its version is checked; each file says what it changes
-# and why. They are part of the cache key, and build-info.txt lists them.
+# Patches: scripts/libcurl-patches/NAME-*.patch are applied (patch -p1 --fuzz=0, in name order)
+# to the tree of NAME (curl or nghttp2) after its version is checked; each file says what it
+# changes and why. Fuzz 0: every hunk's context must match exactly (an offset is allowed), so
+# that after a version bump a hunk cannot land on code that changed around it; a patch that no
+# longer applies stops the build and has to be remade against the new sources. They are part
+# of the cache key, and build-info.txt lists them.
 # Every archive is checked against its pin before it is unpacked, and the unpacked tree's own
 # version (curlver.h, nghttp2's CMakeLists.txt) must match too.
 #
@@ -239,8 +242,8 @@ for file in ${patches[@]+"${patches[@]}"}; do
     tree="$work/${name%%-*}"
     [ -d "$tree" ] || die "$name: no source tree ${name%%-*} to patch (curl or nghttp2)"
     say "applying $name"
-    patch -d "$tree" -p1 --forward --batch --quiet <"$file" >"$work/patch.log" 2>&1 ||
-        { cat "$work/patch.log" >&2; die "$name does not apply to the pinned sources"; }
+    patch -d "$tree" -p1 --fuzz=0 --forward --batch --quiet <"$file" >"$work/patch.log" 2>&1 ||
+        { cat "$work/patch.log" >&2; die "$name does not apply to the pinned sources (with fuzz 0)"; }
 done
 
 # --- build ------------------------------------------------------------------------------------
@@ -328,10 +331,13 @@ ca_bundle="$(sed -n 's/^#define CURL_CA_BUNDLE "\(.*\)"/\1/p' "$work/curl-build/
 ca_path="$(sed -n 's/^#define CURL_CA_PATH "\(.*\)"/\1/p' "$work/curl-build/lib/curl_config.h")"
 
 # The extension's link line, in dependency order: libcurl, then what it calls, then the
-# system's libraries.
+# system's libraries. (The archives are found first: a die inside "$(...)" below would end
+# only that subshell.)
+curl_archive="$(installed_lib curl)"
+nghttp2_archive="$(installed_lib nghttp2)"
 {
-    native_path "$(installed_lib curl)"
-    native_path "$(installed_lib nghttp2)"
+    native_path "$curl_archive"
+    native_path "$nghttp2_archive"
     for path in "${link_libs[@]}"; do native_path "$path"; done
     case "$host:$target_os" in
         x86_64-w64-mingw32:*) printf '%s\n' -lws2_32 -lcrypt32 -lsecur32 -lbcrypt -liphlpapi -ladvapi32 ;;
