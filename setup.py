@@ -10,6 +10,11 @@ Environment switches (all optional):
     REQUESTX_SYSTEM_LIBCURL=1  link the system libcurl instead of the bundled one; refused below
                          LIBCURL_FLOOR
     REQUESTX_CURL_CONFIG path to the curl-config of the libcurl to link (implies the above)
+    REQUESTX_LIBCURL_PATCHES=0  build and link stock libcurl, without requestx's patches
+                         (scripts/libcurl-patches/); unset or 1: with them
+    REQUESTX_LIBCURL_DEBUG=1  build and link libcurl's debug build (its DEBUGASSERTs abort);
+                         for scripts/test_libcurl_debug.sh, not for shipping
+    (the last two are read by scripts/build_libcurl.sh, which keeps each build apart in its cache)
 """
 
 from __future__ import annotations
@@ -56,6 +61,29 @@ def _note_libcurl_build(prefix: str) -> None:
         f.write(prefix)
 
 
+def _patches_define(prefix: str) -> list[str]:
+    """The define that tells the extension which patches its libcurl carries.
+
+    requestx.__libcurl__["patches"] must say what was linked, not what the checkout holds, so
+    the list comes from the build-info.txt of the prefix being linked (its "patch NAME.patch
+    HASH" lines: none for a stock build, REQUESTX_LIBCURL_PATCHES=0) and is compiled into the
+    module as REQUESTX_LIBCURL_PATCHES, "name,name,..." (_core.pyx, libcurl_info). A generated
+    Python module could be left behind by an older build or be missing from a wheel; the
+    define cannot disagree with the binary it is in. The relink stamp (_note_libcurl_build)
+    changes with the prefix, and so with the patch set, which rebuilds the module's sources.
+    """
+    names = []
+    try:
+        with open(os.path.join(prefix, "build-info.txt")) as f:
+            for line in f:
+                fields = line.split()
+                if len(fields) >= 2 and fields[0] == "patch":
+                    names.append(fields[1].removesuffix(".patch"))
+    except OSError:
+        pass  # a prefix made by hand, without build-info.txt: nothing is known to be patched
+    return [f'-DREQUESTX_LIBCURL_PATCHES="{",".join(names)}"']
+
+
 def _bundled_curl() -> tuple[list[str], list[str]]:
     """Flags for the pinned static libcurl that scripts/build_libcurl.sh builds (and caches)."""
     prefix = os.environ.get("REQUESTX_LIBCURL_PREFIX")
@@ -84,7 +112,10 @@ def _bundled_curl() -> tuple[list[str], list[str]]:
         with open(cflags_file) as f:
             defines = [line.strip() for line in f if line.strip()]
     _note_libcurl_build(prefix)
-    return [f"-I{prefix}/include", *defines], [*_export_only_init(), *archives]
+    return [f"-I{prefix}/include", *defines, *_patches_define(prefix)], [
+        *_export_only_init(),
+        *archives,
+    ]
 
 
 def _export_only_init() -> list[str]:

@@ -61,7 +61,9 @@ from ._wsgi import WSGITransport
 
 #: The libcurl the engine is linked with (the bundled, pinned build unless requestx was built
 #: with REQUESTX_SYSTEM_LIBCURL=1): version, TLS library, and whether http2, brotli and zstd
-#: are compiled in. Read-only.
+#: are compiled in; "patches", the names of requestx's libcurl patches it carries
+#: (scripts/libcurl-patches/; empty for stock libcurl: REQUESTX_LIBCURL_PATCHES=0, or a system
+#: one), and "debug", whether it is libcurl's debug build (REQUESTX_LIBCURL_DEBUG=1). Read-only.
 __libcurl__ = _MappingProxyType(_libcurl_info())
 
 #: The C engine's platform layer: "platform" names the implementation in use ("linux": epoll

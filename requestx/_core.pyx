@@ -52,7 +52,21 @@ cdef extern from "curl/curl.h" nogil:
     int CURL_VERSION_ZSTD
     int CURL_VERSION_LIBZ
     int CURL_VERSION_ASYNCHDNS
+    int CURL_VERSION_DEBUG
     curl_version_info_data *curl_version_info(int age)
+
+# Which of requestx's patches (scripts/libcurl-patches/) the linked libcurl carries, as
+# "name,name,...": setup.py defines it from the linked build's build-info.txt (_patches_define
+# there says why a define). Empty for a stock build (REQUESTX_LIBCURL_PATCHES=0) and when
+# nothing defines it (a system libcurl).
+cdef extern from *:
+    """
+    #ifndef REQUESTX_LIBCURL_PATCHES
+    #define REQUESTX_LIBCURL_PATCHES ""
+    #endif
+    static const char requestx_libcurl_patches[] = REQUESTX_LIBCURL_PATCHES;
+    """
+    const char *requestx_libcurl_patches
 
 # libcurl's global state is set up once, at import, before any engine thread exists.
 if curl_global_init(CURL_GLOBAL_ALL) != 0:
@@ -96,6 +110,9 @@ def libcurl_info():
         "protocols": tuple(protocols),
         "cainfo": _text(_info.cainfo),
         "capath": _text(_info.capath),
+        # libcurl's own debug build (REQUESTX_LIBCURL_DEBUG=1): its assertions are on.
+        "debug": bool(_info.features & CURL_VERSION_DEBUG),
+        "patches": tuple(name for name in requestx_libcurl_patches.decode().split(",") if name),
     }
 
 

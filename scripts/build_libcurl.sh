@@ -20,9 +20,29 @@
 #
 # Pins and SHA-256 checksums: scripts/pinned-sources.txt (the only place versions live), fetched
 # and checked by scripts/fetch_sources.sh.
-# Patches: scripts/libcurl-patches/NAME-*.patch are applied (patch -p1, in name order) to the
-# tree of NAME (curl or nghttp2) after its version is checked; each file says what it changes
-# and why. They are part of the cache key, and build-info.txt lists them.
+# Patches: scripts/libcurl-patches/NAME-*.patch are applied (patch -p1 --fuzz=0, in name order)
+# to the tree of NAME (curl or nghttp2) after its version is checked; each file says what it
+# changes and why. Fuzz 0: every hunk's context must match exactly (an offset is allowed), so
+# that after a version bump a hunk cannot land on code that changed around it; a patch that no
+# longer applies stops the build and has to be remade against the new sources. They are part
+# of the cache key, and build-info.txt lists them.
+#
+# Environment switches (each part of the cache key, so every combination has its own prefix,
+# side by side in the cache, and each recorded in build-info.txt):
+#   REQUESTX_LIBCURL_PATCHES=0  stock curl and nghttp2: no patch applied (the prefix's name
+#                   says "stock"); unset or 1: the patches. The engine and libcurl tests pass
+#                   against stock too, but for those of a patch's own effect, which skip.
+#   REQUESTX_LIBCURL_DEBUG=1    curl's own debug build (the prefix's name says "debug"): CMake
+#                   Debug with ENABLE_DEBUG=ON, which defines DEBUGBUILD, so libcurl's
+#                   DEBUGASSERTs are assert()s and abort on a broken invariant. In 8.22 that
+#                   also turns on its memory tracking (CURL_MEMDEBUG: the allocations go
+#                   through curl_dbg_malloc and friends, each with a small size header); there is
+#                   no separate ENABLE_CURLDEBUG option any more. The tracking logs nothing
+#                   unless curl_dbg_memdebug() names a log file, which nothing in requestx calls,
+#                   and libcurl frees every block it allocates itself (the engine neither frees
+#                   libcurl's memory nor hands it its own to free), so it is safe in a static,
+#                   multi-threaded build. nghttp2 stays a release build. Not for shipping:
+#                   scripts/test_libcurl_debug.sh runs the engine tests against it.
 # Every archive is checked against its pin before it is unpacked, and the unpacked tree's own
 # version (curlver.h, nghttp2's CMakeLists.txt) must match too.
 #
@@ -76,6 +96,15 @@ while [ $# -gt 0 ]; do
     shift
 done
 case "$source_mode" in auto|upstream|registries) ;; *) die "--source must be auto, upstream or registries" ;; esac
+# switch NAME DEFAULT: the environment switch NAME as 0 or 1 (unset or empty: DEFAULT)
+switch() {
+    case "${!1:-$2}" in
+        0|1) echo "${!1:-$2}" ;;
+        *) die "$1 must be 0 or 1, not '${!1}'" ;;
+    esac
+}
+with_patches="$(switch REQUESTX_LIBCURL_PATCHES 1)"
+debug="$(switch REQUESTX_LIBCURL_DEBUG 0)"
 mkdir -p "$cache"
 cache="$(native_path "$(cd "$cache" && pwd)")"
 
@@ -183,16 +212,23 @@ done
 # Everything that changes the result goes into the key: the pins, this script, the compiler,
 # the flags the caller passes through the environment, and which static libraries were found
 # (a different OpenSSL on the search path must not reuse a build made against another).
+# A stock build leaves the patches out of its key: editing one does not rebuild it.
 patches=()
-for file in "$patch_dir"/*.patch; do [ -f "$file" ] && patches+=("$file"); done
+if [ "$with_patches" = 1 ]; then
+    for file in "$patch_dir"/*.patch; do [ -f "$file" ] && patches+=("$file"); done
+fi
 key_input="$(cat "$pins" "${BASH_SOURCE[0]}" "$repo/scripts/fetch_sources.sh" ${patches[@]+"${patches[@]}"}
              command -v "$cc"; "$cc" --version | head -n 1; uname -m; echo "host=$host"
+             echo "patches=$with_patches debug=$debug"
              echo "CFLAGS=${CFLAGS:-} AR=${AR:-}"
              for name in "${!system_lib[@]}"; do
                  echo "$name $(sha256_of "${system_lib[$name]}")"
              done | sort)"
 key="$(printf '%s' "$key_input" | sha256_of /dev/stdin | cut -c1-12)"
-prefix="$cache/curl-$curl_version-nghttp2-$nghttp2_version-$arch-$key"
+variant=""
+[ "$with_patches" = 0 ] && variant+="-stock"
+[ "$debug" = 1 ] && variant+="-debug"
+prefix="$cache/curl-$curl_version-nghttp2-$nghttp2_version-$arch$variant-$key"
 
 if [ "$print_prefix" = 1 ]; then
     native_path "$prefix"
@@ -239,9 +275,10 @@ for file in ${patches[@]+"${patches[@]}"}; do
     tree="$work/${name%%-*}"
     [ -d "$tree" ] || die "$name: no source tree ${name%%-*} to patch (curl or nghttp2)"
     say "applying $name"
-    patch -d "$tree" -p1 --forward --batch --quiet <"$file" >"$work/patch.log" 2>&1 ||
-        { cat "$work/patch.log" >&2; die "$name does not apply to the pinned sources"; }
+    patch -d "$tree" -p1 --fuzz=0 --forward --batch --quiet <"$file" >"$work/patch.log" 2>&1 ||
+        { cat "$work/patch.log" >&2; die "$name does not apply to the pinned sources (with fuzz 0)"; }
 done
+[ "$with_patches" = 1 ] || say "REQUESTX_LIBCURL_PATCHES=0: stock sources, no patch applied"
 
 # --- build ------------------------------------------------------------------------------------
 stage="$work/prefix"
@@ -304,12 +341,17 @@ else
     features+=(-DCURL_BROTLI=OFF -DCURL_ZSTD=OFF)
 fi
 
-say "building curl $curl_version (static, http and https only${host:+, for $host})"
+# The debug build: curl's CMakeLists refuses ENABLE_DEBUG in any configuration but Debug
+# (-g, unoptimized; this later -DCMAKE_BUILD_TYPE replaces common's Release), and would name
+# the archive libcurl-d.a there: the empty postfix keeps it libcurl.a.
+curl_debug=()
+[ "$debug" = 1 ] && curl_debug=(-DCMAKE_BUILD_TYPE=Debug -DENABLE_DEBUG=ON -DCMAKE_DEBUG_POSTFIX=)
+say "building curl $curl_version (static, http and https only${host:+, for $host}$([ "$debug" = 1 ] && echo ', debug'))"
 # Perl is switched off: it only builds docs, and the crate's tree has no docs/ folder. The
 # headers API (curl_easy_header) is off: the engine parses the header block itself, and with
 # the API on, libcurl stored every response header line again (allocations per line).
 cmake -S "$work/curl" -B "$work/curl-build" "${generator[@]}" "${common[@]}" \
-    -DCMAKE_DISABLE_FIND_PACKAGE_Perl=ON \
+    ${curl_debug[@]+"${curl_debug[@]}"} -DCMAKE_DISABLE_FIND_PACKAGE_Perl=ON \
     -DBUILD_CURL_EXE=OFF -DBUILD_TESTING=OFF -DBUILD_EXAMPLES=OFF \
     -DBUILD_LIBCURL_DOCS=OFF -DBUILD_MISC_DOCS=OFF -DENABLE_CURL_MANUAL=OFF \
     -DHTTP_ONLY=ON -DCURL_DISABLE_NETRC=ON -DCURL_DISABLE_LDAP=ON -DCURL_DISABLE_LDAPS=ON \
@@ -328,10 +370,13 @@ ca_bundle="$(sed -n 's/^#define CURL_CA_BUNDLE "\(.*\)"/\1/p' "$work/curl-build/
 ca_path="$(sed -n 's/^#define CURL_CA_PATH "\(.*\)"/\1/p' "$work/curl-build/lib/curl_config.h")"
 
 # The extension's link line, in dependency order: libcurl, then what it calls, then the
-# system's libraries.
+# system's libraries. (The archives are found first: a die inside "$(...)" below would end
+# only that subshell.)
+curl_archive="$(installed_lib curl)"
+nghttp2_archive="$(installed_lib nghttp2)"
 {
-    native_path "$(installed_lib curl)"
-    native_path "$(installed_lib nghttp2)"
+    native_path "$curl_archive"
+    native_path "$nghttp2_archive"
     for path in "${link_libs[@]}"; do native_path "$path"; done
     case "$host:$target_os" in
         x86_64-w64-mingw32:*) printf '%s\n' -lws2_32 -lcrypt32 -lsecur32 -lbcrypt -liphlpapi -ladvapi32 ;;
@@ -351,6 +396,10 @@ fi >"$stage/cflags.txt"
     echo "curl $curl_version ($(grep -m1 'LIBCURL_VERSION ' "$work/curl/include/curl/curlver.h" | cut -d'"' -f2))"
     echo "nghttp2 $nghttp2_version"
     echo "source $source_mode"
+    # REQUESTX_LIBCURL_PATCHES and REQUESTX_LIBCURL_DEBUG as this build had them. setup.py reads
+    # the "patch" lines below (the extension reports them: requestx.__libcurl__["patches"]).
+    echo "patches $([ "$with_patches" = 1 ] && echo applied || echo "none (stock, REQUESTX_LIBCURL_PATCHES=0)")"
+    echo "debug $([ "$debug" = 1 ] && echo "on (ENABLE_DEBUG: DEBUGASSERT, memory tracking)" || echo off)"
     for file in ${patches[@]+"${patches[@]}"}; do
         echo "patch $(basename "$file") $(sha256_of "$file" | cut -c1-12)"
     done

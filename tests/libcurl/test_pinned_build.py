@@ -3,6 +3,8 @@
 The default build links the libcurl that scripts/build_libcurl.sh builds from the pins in
 scripts/pinned-sources.txt, statically; REQUESTX_SYSTEM_LIBCURL=1 links a system one instead
 (at or above setup.py's floor), and then only the floor and the features are checked.
+`__libcurl__` also says which of requestx's patches the build carries (none for stock libcurl,
+REQUESTX_LIBCURL_PATCHES=0) and whether it is libcurl's debug build (REQUESTX_LIBCURL_DEBUG=1).
 """
 
 from __future__ import annotations
@@ -50,6 +52,43 @@ def test_the_linked_libcurl_is_at_or_above_the_floor() -> None:
     wanted = tuple(int(part) for part in floor.groups())
     num = requestx.__libcurl__["version_num"]
     assert (num >> 16, (num >> 8) & 0xFF, num & 0xFF) >= wanted
+
+
+def _patch_names() -> tuple[str, ...]:
+    folder = ROOT / "scripts/libcurl-patches"
+    return tuple(sorted(path.name.removesuffix(".patch") for path in folder.glob("*.patch")))
+
+
+# A prefix given to setup.py by hand was built with whatever switches its maker used.
+by_hand = pytest.mark.skipif(
+    "REQUESTX_LIBCURL_PREFIX" in os.environ, reason="REQUESTX_LIBCURL_PREFIX: a build by hand"
+)
+
+
+@by_hand
+@pytest.mark.skipif(
+    not (ROOT / "scripts/libcurl-patches").is_dir(), reason="no scripts/ beside the tests"
+)
+def test_patches_are_the_ones_the_build_applied() -> None:
+    # setup.py compiles the list from the linked build's build-info.txt: every patch of
+    # scripts/libcurl-patches/ in name order, none for stock libcurl (REQUESTX_LIBCURL_PATCHES=0,
+    # which the tests run with when the extension was built with it) or a system one.
+    patches = requestx.__libcurl__["patches"]
+    assert isinstance(patches, tuple)
+    if SYSTEM_LIBCURL or os.environ.get("REQUESTX_LIBCURL_PATCHES") == "0":
+        assert patches == ()
+    else:
+        assert patches == _patch_names()
+        assert all(re.fullmatch(r"[a-z0-9]+-\d{4}-[a-z0-9-]+", name) for name in patches)
+
+
+@by_hand
+@pytest.mark.skipif(SYSTEM_LIBCURL, reason="built against the system libcurl")
+def test_debug_build_only_when_asked_for() -> None:
+    # REQUESTX_LIBCURL_DEBUG=1: libcurl's debug build (scripts/test_libcurl_debug.sh), whose
+    # assertions abort; never otherwise.
+    wanted = os.environ.get("REQUESTX_LIBCURL_DEBUG") == "1"
+    assert requestx.__libcurl__["debug"] is wanted
 
 
 def test_info_is_read_only() -> None:

@@ -1,5 +1,5 @@
 """Where the tests find the libcurl the extension was built with (scripts/build_libcurl.sh),
-and how to link a C test program against it."""
+how to link a C test program against it, and whether it carries a given patch of requestx's."""
 
 from __future__ import annotations
 
@@ -7,6 +7,9 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
+import requestx
 from tests.support.paths import ROOT
 
 SCRIPT = ROOT / "scripts" / "build_libcurl.sh"
@@ -31,3 +34,15 @@ def libcurl_flags() -> tuple[list[str], list[str]]:
     assert found is not None, "scripts/build_libcurl.sh is missing"
     archives = (found / "link-args.txt").read_text().split()
     return [f"-I{found}/include"], archives
+
+
+def needs_patch(name: str) -> pytest.MarkDecorator:
+    """Skip unless the linked libcurl carries requestx's patch NAME (scripts/libcurl-patches/
+    NAME.patch): for tests that check the patch's own effect (a count that only the patch
+    changes), which stock libcurl (REQUESTX_LIBCURL_PATCHES=0) or a system libcurl does not
+    have. Tests that check behaviour the patch must keep run on every build."""
+    return pytest.mark.skipif(
+        name not in requestx.__libcurl__["patches"],
+        reason=f"checks the effect of libcurl patch {name}, which the linked libcurl does not "
+        "carry (stock: REQUESTX_LIBCURL_PATCHES=0, or a system libcurl)",
+    )
