@@ -13,7 +13,7 @@ Environment switches (all optional):
     REQUESTX_LIBCURL_PATCHES=0  build and link stock libcurl, without requestx's patches
                          (scripts/libcurl-patches/); unset or 1: with them
     REQUESTX_LIBCURL_DEBUG=1  build and link libcurl's debug build (its DEBUGASSERTs abort);
-                         for scripts/test_libcurl_debug.sh, not for shipping
+                         for scripts/test_libcurl_build.sh, not for shipping
     (the last two are read by scripts/build_libcurl.sh, which keeps each build apart in its cache)
 """
 

@@ -42,7 +42,7 @@
 #                   and libcurl frees every block it allocates itself (the engine neither frees
 #                   libcurl's memory nor hands it its own to free), so it is safe in a static,
 #                   multi-threaded build. nghttp2 stays a release build. Not for shipping:
-#                   scripts/test_libcurl_debug.sh runs the engine tests against it.
+#                   scripts/test_libcurl_build.sh runs the engine tests against it.
 # Every archive is checked against its pin before it is unpacked, and the unpacked tree's own
 # version (curlver.h, nghttp2's CMakeLists.txt) must match too.
 #

@@ -10,6 +10,11 @@
 # under valgrind, AddressSanitizer and ThreadSanitizer) once per platform layer: Linux's own
 # (epoll, eventfd) and the portable POSIX one that macOS and the BSDs run
 # (REQUESTX_PLATFORM=posix). REQUESTX_TEST_PLATFORMS="linux" (or "posix") runs one of them.
+# Then the behaviour suite (tests/client, tests/faults, tests/security, tests/libcurl) runs once
+# more against stock libcurl, none of requestx's patches applied
+# (scripts/test_libcurl_build.sh): the patches are speed work on a correct client, and no
+# behaviour may lean on one. REQUESTX_TEST_STOCK_LIBCURL=0 leaves that run out. Arguments
+# given to this script go to every pytest run.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
@@ -54,3 +59,9 @@ for platform in ${REQUESTX_TEST_PLATFORMS:-linux posix}; do
     echo "test: pytest on the $platform platform layer (REQUESTX_PLATFORM=$platform)"
     REQUESTX_PLATFORM="$platform" "$py" -m pytest "$@"
 done
+if [ "${REQUESTX_TEST_STOCK_LIBCURL:-1}" != 0 ]; then
+    echo "test: the behaviour suite against stock libcurl (scripts/test_libcurl_build.sh)"
+    [ $# -gt 0 ] || set -- tests/client tests/faults tests/security tests/libcurl
+    REQUESTX_LIBCURL_PATCHES=0 REQUESTX_LIBCURL_DEBUG=0 REQUESTX_PYTHON="$py" \
+        scripts/test_libcurl_build.sh "$@"
+fi

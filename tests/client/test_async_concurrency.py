@@ -244,7 +244,9 @@ async def test_event_loop_keeps_running_while_requests_wait(server: HypercornSer
     gaps = [b - a for a, b in zip(during, during[1:])]
     print(f"{len(during)} ticks during the request, longest gap {max(gaps) * 1000:.1f} ms")
     assert len(during) >= 20
-    assert max(gaps) < 0.1
+    # A loop blocked by the wait would show one gap of about the 0.5 s the request takes; on a
+    # loaded 2-core machine the scheduler alone has delayed a tick by 0.106 s.
+    assert max(gaps) < 0.25
 
 
 async def test_back_to_back_requests_do_not_starve_other_tasks(fast: FastServer) -> None:

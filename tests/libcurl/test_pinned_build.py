@@ -85,7 +85,7 @@ def test_patches_are_the_ones_the_build_applied() -> None:
 @by_hand
 @pytest.mark.skipif(SYSTEM_LIBCURL, reason="built against the system libcurl")
 def test_debug_build_only_when_asked_for() -> None:
-    # REQUESTX_LIBCURL_DEBUG=1: libcurl's debug build (scripts/test_libcurl_debug.sh), whose
+    # REQUESTX_LIBCURL_DEBUG=1: libcurl's debug build (scripts/test_libcurl_build.sh), whose
     # assertions abort; never otherwise.
     wanted = os.environ.get("REQUESTX_LIBCURL_DEBUG") == "1"
     assert requestx.__libcurl__["debug"] is wanted
