@@ -324,7 +324,8 @@ DEF NOGIL_ROOM = 262144
 # read()'s first buffer without a size hint: 8 times the input (JSON and text shrink 5-10 times
 # under gzip), at least 32 KiB; it doubles when full, up to the limit.
 DEF FIRST_ROOM = 32768
-# The most a size hint (untrusted: a body's own claim) makes read() allocate at once.
+# The most read() allocates at once, on a size hint (untrusted: a body's own claim) or on the
+# input's size; beyond it the buffer doubles as it fills.
 DEF HINT_ROOM = 64 << 20
 
 
@@ -430,7 +431,7 @@ cdef class Decoder:
             if hint > 0:
                 size = min(hint + 1, limit, <Py_ssize_t>HINT_ROOM)
             else:
-                size = <Py_ssize_t>min(left, <size_t>(limit // 8)) * 8
+                size = <Py_ssize_t>min(left, <size_t>(HINT_ROOM // 8)) * 8
                 size = min(limit, max(<Py_ssize_t>FIRST_ROOM, size))
             out = _bytes_new(NULL, size)
             if out == NULL:
