@@ -225,3 +225,14 @@ def test_wake_cost_probe_runs(tmp_path: Path) -> None:
         (run,) = runs
         assert run["requests_per_second"] > 0 and run["cpu_us_per_request"] > 0
         assert 0 <= run["answered_during_nap"] <= 1
+
+
+def test_decode_gzip_benchmark_runs() -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "decode_gzip.py"), "--rounds", "1", "--seconds", "0.2",
+         "--warmup", "0.05", "--parse"],
+        capture_output=True, text=True, timeout=120, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    rows = [line.split()[:3] for line in done.stdout.splitlines() if "x10" in line]
+    assert [row[2] for row in rows] == ["python", "c", "none"] * 2, done.stdout

@@ -141,6 +141,8 @@ EXTERNAL_NAMES = {
     "setsockopt",
     "socketpair",
     "strerror",
+    # zlib's API (csrc/decode.c)
+    "inflate",
     # CPython's GIL internals (Python/ceval_gil.c)
     "drop_gil",
     "take_gil",
@@ -232,6 +234,7 @@ DEFINITIONS = (
     re.compile(rf"^\s+[\w\s*]+?\b({IDENTIFIER})\s*(?:\[[^\]]*\])?\s*;", re.M),  # C fields
     re.compile(rf"^}}\s*({IDENTIFIER})\s*;", re.M),  # typedef struct { ... } name;
     re.compile(rf"\btypedef\s+(?:struct|union|enum)?\s*\w+\s+\**({IDENTIFIER})\s*;"),
+    re.compile(rf"-D({IDENTIFIER})"),  # macros defined on a compile line (RX_DECODE_ZSTD)
 )
 
 
