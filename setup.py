@@ -112,10 +112,54 @@ def _bundled_curl() -> tuple[list[str], list[str]]:
         with open(cflags_file) as f:
             defines = [line.strip() for line in f if line.strip()]
     _note_libcurl_build(prefix)
-    return [f"-I{prefix}/include", *defines, *_patches_define(prefix)], [
+    return [
+        f"-I{prefix}/include",
+        *defines,
+        *_patches_define(prefix),
+        *_decoder_cflags(archives),
+    ], [
         *_export_only_init(),
         *archives,
     ]
+
+
+# The static archives of the content codecs csrc/decode.c calls, by their file names in
+# link-args.txt, each with a header to find beside it and the define that compiles it in.
+# zlib is always there (libcurl is built with it everywhere); brotli and zstd are linked on
+# every target but the MinGW cross-build (scripts/build_libcurl.sh --host x86_64-w64-mingw32),
+# and decode.c is compiled without a coding whose library is not linked.
+_CODECS = (
+    ("z", "zlib.h", None),
+    ("brotlidec", os.path.join("brotli", "decode.h"), "RX_DECODE_BROTLI"),
+    ("zstd", "zstd.h", "RX_DECODE_ZSTD"),
+)
+
+
+def _decoder_cflags(archives: list[str]) -> list[str]:
+    """csrc/decode.c's flags for the codec archives among `archives`: the defines of those
+    linked, and the include directory beside each archive (DIR/lib/libX.a -> DIR/include) when
+    that holds its header, so the headers match the archives (scripts/build_wheel_deps.sh's
+    prefix); the system's archives use the compiler's own include path."""
+    names = {}
+    for path in archives:
+        base = os.path.basename(path)
+        for ext in (".a", ".lib"):
+            if base.endswith(ext):
+                names[base[: -len(ext)].removeprefix("lib")] = path
+    flags: list[str] = []
+    for name, header, define in _CODECS:
+        path = names.get(name)
+        if path is None:
+            continue
+        if define is not None:
+            flags.append(f"-D{define}")
+        include = os.path.join(os.path.dirname(os.path.dirname(path)), "include")
+        if os.path.exists(os.path.join(include, header)) and include not in (
+            "/usr/include",
+            "/usr/local/include",
+        ):
+            flags.append(f"-I{include}")
+    return list(dict.fromkeys(flags))
 
 
 def _export_only_init() -> list[str]:
@@ -181,12 +225,36 @@ def _system_curl() -> tuple[list[str], list[str]]:
                 "requestx supports (older ones have HTTP/2 bugs the engine no longer works "
                 "around). Build the bundled libcurl instead: unset REQUESTX_SYSTEM_LIBCURL."
             )
-        return shlex.split(cflags), shlex.split(libs)
+        codec_cflags, codec_libs = _system_codecs()
+        return shlex.split(cflags) + codec_cflags, shlex.split(libs) + codec_libs
     sys.exit(
         "requestx: REQUESTX_SYSTEM_LIBCURL=1 but no libcurl development files were found "
         "(no curl-config, no pkg-config libcurl). On Debian: apt-get install -y "
         "libcurl4-openssl-dev"
     )
+
+
+def _system_codecs() -> tuple[list[str], list[str]]:
+    """With a system libcurl, csrc/decode.c links the system's zlib, brotli and zstd, each
+    found by pkg-config; zlib is required, a missing brotli or zstd leaves its coding out."""
+    cflags: list[str] = []
+    libs: list[str] = []
+    for package, define in (("zlib", None), ("libbrotlidec", "RX_DECODE_BROTLI"),
+                            ("libzstd", "RX_DECODE_ZSTD")):  # fmt: skip
+        try:
+            found_cflags = subprocess.check_output(["pkg-config", "--cflags", package], text=True)
+            found_libs = subprocess.check_output(["pkg-config", "--libs", package], text=True)
+        except (OSError, subprocess.CalledProcessError):
+            if define is None:
+                sys.exit(
+                    "requestx: REQUESTX_SYSTEM_LIBCURL=1 needs zlib's development files, found "
+                    "by pkg-config, for content decoding. On Debian: apt-get install -y "
+                    "pkg-config zlib1g-dev libbrotli-dev libzstd-dev"
+                )
+            continue
+        cflags += shlex.split(found_cflags) + ([f"-D{define}"] if define else [])
+        libs += shlex.split(found_libs)
+    return cflags, libs
 
 
 DEBUG = _flag("REQUESTX_DEBUG")

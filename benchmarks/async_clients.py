@@ -8,7 +8,11 @@ session, is shared by all the tasks of a measurement.
 Every client gets a connection pool of exactly `concurrency` keep-alive connections, so that N
 tasks use N connections whatever the library's default pool size (100 for httpx, requestx and
 aiohttp, unlimited for pyreqwest): the benchmark compares clients, not pool defaults. Everything
-else is the library's default.
+else is the library's default, but for `timeout` (seconds) when a cell gives one: compare.py's
+scale cells give every client the same 60 s, because with 10,000 requests in flight a request
+can wait longer than httpx's and requestx's default 5 s for its turn, and the cell would measure
+a default rather than the client. `settings(concurrency, timeout)` says in words what `open`
+sets, for the report.
 
 `LOOPS` says on which event loops a library runs: aiohttp and pyreqwest are asyncio-only.
 
@@ -37,7 +41,12 @@ class AsyncDriver:
         raise NotImplementedError
 
     @classmethod
-    async def open(cls, concurrency: int) -> AsyncDriver:
+    async def open(cls, concurrency: int, timeout: float | None = None) -> AsyncDriver:
+        raise NotImplementedError
+
+    @classmethod
+    def settings(cls, concurrency: int, timeout: float | None = None) -> str:
+        """What `open(concurrency, timeout)` sets, as the library's own call."""
         raise NotImplementedError
 
     async def get_json(self, url: str) -> Any:
@@ -60,6 +69,14 @@ class _HttpxStyleDriver(AsyncDriver):
         await self._client.aclose()
 
 
+def _httpx_style_settings(module: str, concurrency: int, timeout: float | None) -> str:
+    limits = (
+        f"{module}.Limits(max_connections={concurrency}, max_keepalive_connections={concurrency})"
+    )
+    extra = "" if timeout is None else f", timeout={timeout:g}"
+    return f"AsyncClient(limits={limits}{extra})"
+
+
 class RequestxDriver(_HttpxStyleDriver):
     name = "requestx"
 
@@ -73,11 +90,17 @@ class RequestxDriver(_HttpxStyleDriver):
             raise ClientUnavailable(f"requestx is not built/importable yet ({exc})") from exc
 
     @classmethod
-    async def open(cls, concurrency: int) -> AsyncDriver:
+    async def open(cls, concurrency: int, timeout: float | None = None) -> AsyncDriver:
         import requestx
 
         limits = requestx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-        return cls(requestx.AsyncClient(limits=limits))
+        if timeout is None:
+            return cls(requestx.AsyncClient(limits=limits))
+        return cls(requestx.AsyncClient(limits=limits, timeout=timeout))
+
+    @classmethod
+    def settings(cls, concurrency: int, timeout: float | None = None) -> str:
+        return _httpx_style_settings("requestx", concurrency, timeout)
 
 
 class HttpxDriver(_HttpxStyleDriver):
@@ -88,11 +111,17 @@ class HttpxDriver(_HttpxStyleDriver):
         require("httpx")
 
     @classmethod
-    async def open(cls, concurrency: int) -> AsyncDriver:
+    async def open(cls, concurrency: int, timeout: float | None = None) -> AsyncDriver:
         import httpx
 
         limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-        return cls(httpx.AsyncClient(limits=limits))
+        if timeout is None:
+            return cls(httpx.AsyncClient(limits=limits))
+        return cls(httpx.AsyncClient(limits=limits, timeout=timeout))
+
+    @classmethod
+    def settings(cls, concurrency: int, timeout: float | None = None) -> str:
+        return _httpx_style_settings("httpx", concurrency, timeout)
 
 
 class AiohttpDriver(AsyncDriver):
@@ -106,11 +135,21 @@ class AiohttpDriver(AsyncDriver):
         require("aiohttp", "aiohttp is not installed (pip install aiohttp)")
 
     @classmethod
-    async def open(cls, concurrency: int) -> AsyncDriver:
+    async def open(cls, concurrency: int, timeout: float | None = None) -> AsyncDriver:
         import aiohttp
 
-        connector = aiohttp.TCPConnector(limit=concurrency)
-        return cls(aiohttp.ClientSession(connector=connector))
+        connector = aiohttp.TCPConnector(limit=concurrency)  # limit_per_host: 0, no limit
+        if timeout is None:
+            return cls(aiohttp.ClientSession(connector=connector))
+        limit = aiohttp.ClientTimeout(total=timeout)
+        return cls(aiohttp.ClientSession(connector=connector, timeout=limit))
+
+    @classmethod
+    def settings(cls, concurrency: int, timeout: float | None = None) -> str:
+        session = f"ClientSession(connector=TCPConnector(limit={concurrency})"
+        if timeout is not None:
+            session += f", timeout=ClientTimeout(total={timeout:g})"
+        return session + ")"
 
     async def get_json(self, url: str) -> Any:
         async with self._client.get(url) as response:
@@ -135,12 +174,24 @@ class PyreqwestDriver(AsyncDriver):
         )
 
     @classmethod
-    async def open(cls, concurrency: int) -> AsyncDriver:
+    async def open(cls, concurrency: int, timeout: float | None = None) -> AsyncDriver:
+        from datetime import timedelta
+
         from pyreqwest.client import ClientBuilder
 
         # max_connections caps in-flight requests: over HTTP/1.1, the connections in use.
         # Idle connections per host are unlimited by default, so all of them stay open.
-        return cls(ClientBuilder().max_connections(concurrency).build())
+        builder = ClientBuilder().max_connections(concurrency)
+        if timeout is not None:
+            builder = builder.timeout(timedelta(seconds=timeout))
+        return cls(builder.build())
+
+    @classmethod
+    def settings(cls, concurrency: int, timeout: float | None = None) -> str:
+        built = f"ClientBuilder().max_connections({concurrency})"
+        if timeout is not None:
+            built += f".timeout(timedelta(seconds={timeout:g}))"
+        return built + ".build()"
 
     async def get_json(self, url: str) -> Any:
         response = await self._client.get(url).build().send()
@@ -171,10 +222,17 @@ class CurlCffiDriver(_AsyncSessionDriver):
         require("curl_cffi.requests")
 
     @classmethod
-    async def open(cls, concurrency: int) -> AsyncDriver:
+    async def open(cls, concurrency: int, timeout: float | None = None) -> AsyncDriver:
         from curl_cffi import requests
 
-        return cls(requests.AsyncSession(max_clients=concurrency))
+        if timeout is None:
+            return cls(requests.AsyncSession(max_clients=concurrency))
+        return cls(requests.AsyncSession(max_clients=concurrency, timeout=timeout))
+
+    @classmethod
+    def settings(cls, concurrency: int, timeout: float | None = None) -> str:
+        extra = "" if timeout is None else f", timeout={timeout:g}"
+        return f"AsyncSession(max_clients={concurrency}{extra})"
 
 
 class NiquestsDriver(_AsyncSessionDriver):
@@ -187,10 +245,17 @@ class NiquestsDriver(_AsyncSessionDriver):
         require("niquests")
 
     @classmethod
-    async def open(cls, concurrency: int) -> AsyncDriver:
+    async def open(cls, concurrency: int, timeout: float | None = None) -> AsyncDriver:
         import niquests
 
-        return cls(niquests.AsyncSession(pool_maxsize=concurrency))
+        if timeout is None:
+            return cls(niquests.AsyncSession(pool_maxsize=concurrency))
+        return cls(niquests.AsyncSession(pool_maxsize=concurrency, timeout=timeout))
+
+    @classmethod
+    def settings(cls, concurrency: int, timeout: float | None = None) -> str:
+        extra = "" if timeout is None else f", timeout={timeout:g}"
+        return f"AsyncSession(pool_maxsize={concurrency}{extra})"
 
 
 DRIVERS: dict[str, type[AsyncDriver]] = {
@@ -236,12 +301,18 @@ class RequestxH2Driver(_HttpxStyleH2Driver, RequestxDriver):
     """h2: AsyncClient(http2=True, verify=CA file); h2c: AsyncClient(http1=False, http2=True)."""
 
     @classmethod
-    async def open(cls, concurrency: int) -> AsyncDriver:
+    async def open(cls, concurrency: int, timeout: float | None = None) -> AsyncDriver:
         import requestx
 
         if cls.protocol == "h2":
             return cls(requestx.AsyncClient(http2=True, verify=cls.ca_file))
         return cls(requestx.AsyncClient(http1=False, http2=True))
+
+    @classmethod
+    def settings(cls, concurrency: int, timeout: float | None = None) -> str:
+        if cls.protocol == "h2":
+            return "AsyncClient(http2=True, verify=CA file)"
+        return "AsyncClient(http1=False, http2=True)"
 
 
 class HttpxH2Driver(_HttpxStyleH2Driver, HttpxDriver):
@@ -253,7 +324,7 @@ class HttpxH2Driver(_HttpxStyleH2Driver, HttpxDriver):
         require("h2", "httpx needs the h2 package for HTTP/2 (pip install 'httpx[http2]')")
 
     @classmethod
-    async def open(cls, concurrency: int) -> AsyncDriver:
+    async def open(cls, concurrency: int, timeout: float | None = None) -> AsyncDriver:
         import ssl
 
         import httpx
@@ -262,6 +333,12 @@ class HttpxH2Driver(_HttpxStyleH2Driver, HttpxDriver):
             context = ssl.create_default_context(cafile=cls.ca_file)
             return cls(httpx.AsyncClient(http2=True, verify=context))
         return cls(httpx.AsyncClient(http1=False, http2=True))
+
+    @classmethod
+    def settings(cls, concurrency: int, timeout: float | None = None) -> str:
+        if cls.protocol == "h2":
+            return "AsyncClient(http2=True, verify=SSLContext trusting the CA)"
+        return "AsyncClient(http1=False, http2=True)"
 
 
 class PyreqwestH2Driver(_H2Driver, PyreqwestDriver):
@@ -274,7 +351,7 @@ class PyreqwestH2Driver(_H2Driver, PyreqwestDriver):
     at about the same req/s. HTTP/2 only is the setting that compares like with like."""
 
     @classmethod
-    async def open(cls, concurrency: int) -> AsyncDriver:
+    async def open(cls, concurrency: int, timeout: float | None = None) -> AsyncDriver:
         from pathlib import Path
 
         from pyreqwest.client import ClientBuilder
@@ -283,6 +360,12 @@ class PyreqwestH2Driver(_H2Driver, PyreqwestDriver):
         if cls.protocol == "h2":
             builder = builder.add_root_certificate_pem(Path(cls.ca_file).read_bytes())
         return cls(builder.build())
+
+    @classmethod
+    def settings(cls, concurrency: int, timeout: float | None = None) -> str:
+        if cls.protocol == "h2":
+            return "ClientBuilder().http2_prior_knowledge().add_root_certificate_pem(CA).build()"
+        return "ClientBuilder().http2_prior_knowledge().build()"
 
     async def get_json(self, url: str) -> Any:
         response = await self._client.get(url).build().send()

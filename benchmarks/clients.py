@@ -41,6 +41,7 @@ def require(module: str, missing: str = "") -> ModuleType:
 class Driver:
     name = ""
     thread_safe = False
+    settings = ""  # how the client is made, as the library's own call (for the report)
 
     def get(self, url: str) -> bytes:
         raise NotImplementedError
@@ -100,6 +101,7 @@ class _SessionDriver(Driver):
 class RequestxDriver(_SessionDriver):
     name = "requestx"
     thread_safe = True
+    settings = "requestx.Client()"
 
     def __init__(self) -> None:
         try:
@@ -122,6 +124,7 @@ class RequestxPerThreadDriver(RequestxDriver):
 class HttpxDriver(_SessionDriver):
     name = "httpx"
     thread_safe = True
+    settings = "httpx.Client()"
 
     def __init__(self) -> None:
         httpx = require("httpx")
@@ -131,6 +134,7 @@ class HttpxDriver(_SessionDriver):
 class RequestsDriver(_SessionDriver):
     name = "requests"
     thread_safe = False  # a requests.Session is not guaranteed to be thread-safe
+    settings = "requests.Session()"
 
     def __init__(self) -> None:
         requests = require("requests")
@@ -142,6 +146,7 @@ class PycurlDriver(Driver):
 
     name = "pycurl"
     thread_safe = False
+    settings = "pycurl.Curl() with NOSIGNAL"
 
     def __init__(self) -> None:
         pycurl = self._pycurl = require("pycurl")
@@ -189,6 +194,7 @@ class NiquestsDriver(_SessionDriver):
 
     name = "niquests"
     thread_safe = False  # as requests.Session
+    settings = "niquests.Session()"
 
     def __init__(self) -> None:
         niquests = require("niquests")
@@ -200,6 +206,7 @@ class CurlCffiDriver(_SessionDriver):
 
     name = "curl_cffi"
     thread_safe = False  # a Session wraps one curl easy handle
+    settings = "curl_cffi.requests.Session()"
 
     def __init__(self) -> None:
         self._client = require("curl_cffi.requests").Session()
@@ -211,6 +218,7 @@ class Urllib3Driver(Driver):
 
     name = "urllib3"
     thread_safe = True
+    settings = "urllib3.PoolManager(maxsize=256)"
 
     def __init__(self) -> None:
         self._pool = require("urllib3").PoolManager(maxsize=256)
@@ -237,6 +245,48 @@ class Urllib3Driver(Driver):
         self._pool.clear()
 
 
+class PyreqwestDriver(Driver):
+    """pyreqwest's blocking client, `SyncClientBuilder().build()`: Rust reqwest on pyreqwest's
+    tokio runtime, which a blocking call waits on with the GIL released. One SyncClient is
+    shared by all threads (pyreqwest documents `SyncClient` as thread-safe: "multiple
+    requests can be started by different threads concurrently"). Its pool is reqwest's
+    default, which is the right size for any number of threads: `max_connections` (requests in
+    flight) unlimited and every idle connection kept (`pool_max_idle_per_host` unlimited), so
+    N threads keep N connections open. Bodies are read whole (`bytes()`); JSON is encoded and
+    decoded by pyreqwest itself (`body_json()`, `json()`: serde, in Rust)."""
+
+    name = "pyreqwest"
+    thread_safe = True
+    settings = "pyreqwest.client.SyncClientBuilder().build()"
+
+    def __init__(self) -> None:
+        client = require(
+            "pyreqwest.client", "pyreqwest is not installed (pip install pyreqwest; Python >= 3.11)"
+        )
+        self._client = client.SyncClientBuilder().build()
+
+    def _send(self, builder: Any, url: str) -> Any:
+        response = builder.build().send()
+        if response.status != 200:
+            fail(self.name, url, response.status)
+        return response
+
+    def get(self, url: str) -> bytes:
+        return self._send(self._client.get(url), url).bytes()  # type: ignore[no-any-return]
+
+    def get_json(self, url: str) -> Any:
+        return self._send(self._client.get(url), url).json()
+
+    def post_json(self, url: str, doc: Any) -> Any:
+        return self._send(self._client.post(url).body_json(doc), url).json()
+
+    def post_form(self, url: str, fields: dict[str, str]) -> Any:
+        return self._send(self._client.post(url).form(fields), url).json()
+
+    def close(self) -> None:
+        self._client.close()
+
+
 DRIVERS: dict[str, Callable[[], Driver]] = {
     "requestx": RequestxDriver,
     "requestx-per-thread": RequestxPerThreadDriver,
@@ -246,4 +296,5 @@ DRIVERS: dict[str, Callable[[], Driver]] = {
     "urllib3": Urllib3Driver,
     "curl_cffi": CurlCffiDriver,
     "niquests": NiquestsDriver,
+    "pyreqwest": PyreqwestDriver,
 }

@@ -5,7 +5,8 @@ every measurement and PNG charts.
 
     python benchmarks/compare.py                 the quick subset (about 4 minutes; every
                                                  client, fewer columns: see *_QUICK below)
-    python benchmarks/compare.py --full          every scenario below (about 35 minutes)
+    python benchmarks/compare.py --full          every scenario below (about 35 minutes before
+                                                 the scale cells, which are not yet timed)
     python benchmarks/compare.py --peers requestx,httpx,pycurl --repeats 5
 
 Scenarios:
@@ -17,6 +18,10 @@ Scenarios:
   mixed       at c=1: GET /json1k decoded, POST a form and POST 1 KiB of JSON (answers
               decoded), a 1 MiB download as bytes, and 1 MiB of JSON decoded
   async-json1m  1 MiB of JSON decoded with json(), 10 tasks on one client, asyncio
+  async-scale GET /json100 decoded with json() at 1,000 and 10,000 tasks on one client (--full,
+              or --scale N,N), on asyncio, uvloop and trio: requests/s, CPU per request,
+              connections, and the peak memory per request in flight; every client's pool
+              holds N connections and every client gets the same 60 s request timeout
   h2          HTTP/2 over TLS and h2c: 64 tasks on one connection (requestx, pyreqwest, httpx),
               and the latency of sequential requests (5,000 quick, 50,000 full) beside h2load:
               benchmarks/run_h2.py, run once in the project's environment
@@ -29,7 +34,15 @@ the CPU time of all its threads for --seconds. Repeats are interleaved: every cl
 runs once before any runs again, in an order rotated each round. The report gives medians, the
 spread (lowest and highest run), CPU microseconds per request and the connections nginx
 accepted during each run, ratios to the best peer and to wrk, and warns when the machine was
-busy before the run started.
+busy before the run started. It also names every peer that has a client of a table's kind
+(blocking or async) but was not measured in it (not installed, not selected, or failed), so a
+ratio to "the best peer" is never read as a win over a peer that was left out.
+
+Open files: 10,000 connections need more than the usual 1,024 descriptors, in the client's
+process and in nginx's. compare.py raises its RLIMIT_NOFILE to the hard limit (nginx inherits
+it) and every async cell does the same (benchmarks/fdlimit.py); nginx gets worker_connections
+and worker_rlimit_nofile for the largest scale cell (benchmarks/nginx.py). A scale cell that
+the hard limit cannot hold is not run, and the report says why and what to raise.
 """
 
 from __future__ import annotations
@@ -51,7 +64,8 @@ from typing import Any, Callable
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # sibling modules, from any cwd
 
-from nginx import Nginx  # noqa: E402
+from fdlimit import OpenFiles, raise_open_files, shortfall  # noqa: E402
+from nginx import Nginx, headroom  # noqa: E402
 from peers import PEERS, PeerMissing, python_for  # noqa: E402
 
 CONCURRENCY_FULL = (1, 2, 4, 6, 8, 10, 64, 256)
@@ -63,6 +77,12 @@ PAYLOADS_FULL = (41, 963, 9_951, 99_905, 511_901, 999_911)
 PAYLOADS_QUICK = (41, 9_951, 511_901)
 LOOPS_FULL = ("asyncio", "uvloop", "trio")
 LOOPS_QUICK = ("asyncio", "uvloop")
+# The scale cells (async-scale): this many tasks on one client, on every loop; none in the
+# quick subset. Every client gets a pool of N connections and this request timeout (seconds):
+# with 10,000 requests in flight one can wait longer than httpx's and requestx's default 5 s.
+SCALE_FULL = (1_000, 10_000)
+SCALE_QUICK: tuple[int, ...] = ()
+SCALE_TIMEOUT = 60.0
 # Which loops each async client supports (benchmarks/async_clients.py says the same).
 ASYNC_LOOPS = {
     "requestx": LOOPS_FULL,
@@ -84,20 +104,26 @@ MIXED_TITLES = {
 }
 # requestx set up another way, shown beside requestx but not counted among its peers.
 OURS_BESIDE = ("requestx-per-thread",)
-CELL_TIMEOUT_EXTRA = 90.0  # seconds a cell may take beyond its warm-up and measurement
+# Seconds a cell may take beyond its warm-up and measurement: an async cell's own bounds
+# (opening the client, the warm-up's grace, the drain, then stopping and closing: see
+# async_workload.py) add up to 135 s.
+CELL_TIMEOUT_EXTRA = 150.0
+# A run that ended so is not repeated in later rounds: it would end so again.
+FINAL_ERRORS = ("not run:", "warm-up did not finish", "timed out")
 
 
 @dataclass(frozen=True)
 class Cell:
     """One measurement's setting; `key` names the column it belongs to in its group."""
 
-    group: str  # sync-get, async-get-<loop>, post-sweep, mixed, async-json1m
+    group: str  # sync-get, async-get-<loop>, post-sweep, mixed, async-json1m, async-scale-<loop>
     key: int | str  # concurrency, payload bytes, or (mixed) the operation
     client: str
     kind: str  # sync or async
     operation: str  # sync: sync_cell.py's operation; async: the loop
     concurrency: int
     path: str = "/json100"  # async: what every request GETs
+    timeout: float | None = None  # async: the client's request timeout (None: its default)
 
 
 @dataclass
@@ -115,7 +141,10 @@ class Outcome:
         return [run["cpu_seconds"] * 1e6 / run["requests"] for run in self.ok_runs()]
 
 
-def plan(full: bool, clients: list[str], groups: list[str]) -> list[Cell]:
+def plan(
+    full: bool, clients: list[str], groups: list[str], scale: tuple[int, ...] | None = None
+) -> list[Cell]:
+    """The cells to run; `scale` replaces the async-scale group's numbers of tasks."""
     concurrency = CONCURRENCY_FULL if full else CONCURRENCY_QUICK
     cells: list[Cell] = []
     sync_clients = [c for c in clients if PEERS[c].sync]
@@ -143,7 +172,33 @@ def plan(full: bool, clients: list[str], groups: list[str]) -> list[Cell]:
         cells += [
             Cell("async-json1m", 10, c, "async", "asyncio", 10, "/json1m") for c in async_clients
         ]
+    if "async-scale" in groups:
+        for loop in LOOPS_FULL:
+            for n in scale if scale is not None else SCALE_FULL if full else SCALE_QUICK:
+                cells += [
+                    Cell(f"async-scale-{loop}", n, c, "async", loop, n, timeout=SCALE_TIMEOUT)
+                    for c in async_clients
+                    if loop in ASYNC_LOOPS.get(c, ())
+                ]
     return cells
+
+
+def fit_open_files(cells: list[Cell], limits: OpenFiles) -> tuple[list[Cell], dict[str, str]]:
+    """The cells whose connections fit under the open-file limit, in the client's process and
+    in nginx's (which needs headroom: benchmarks/nginx.py), and why each other column is not
+    run ("async-scale-asyncio 10,000" -> the reason)."""
+    kept: list[Cell] = []
+    dropped: dict[str, str] = {}
+    for cell in cells:
+        what = f"nginx's worker_connections {headroom(cell.concurrency):,} for them"
+        problem = shortfall(
+            headroom(cell.concurrency), limits, f"{cell.concurrency:,} tasks: {what}"
+        )
+        if problem is None:
+            kept.append(cell)
+        else:
+            dropped[f"{cell.group} {cell.concurrency:,}"] = problem
+    return kept, dropped
 
 
 def _command(python: Path, cell: Cell, url: str, seconds: float, warmup: float) -> list[str]:
@@ -160,10 +215,13 @@ def _command(python: Path, cell: Cell, url: str, seconds: float, warmup: float) 
             *timing,
         ]
     script = str(HERE / "async_workload.py")
-    return [
+    command = [
         str(python), script, cell.client, cell.operation, str(cell.concurrency), url, *timing,
         cell.path, "--no-status",  # measure_all counts the connections from outside
     ]  # fmt: skip
+    if cell.timeout is not None:
+        command += ["--timeout", f"{cell.timeout:g}"]
+    return command
 
 
 def run_cell(python: Path, cell: Cell, url: str, seconds: float, warmup: float) -> dict[str, Any]:
@@ -244,6 +302,10 @@ def measure_all(
         for column in columns.values():
             shift = round_ % len(column)
             for cell in column[shift:] + column[:shift]:
+                last = outcomes[cell].runs[-1:]
+                if last and str(last[0].get("error") or "").startswith(FINAL_ERRORS):
+                    progress.step(f"{cell.group} {cell.key} {cell.client} (not repeated)")
+                    continue
                 before = accepted_connections()
                 run = run_cell(pythons[cell.client], cell, url, args.seconds, args.warmup)
                 run["connections"] = accepted_connections() - before
@@ -265,6 +327,9 @@ GROUP_TITLES = {
     "async-get-trio": "Async GET /json100 + json(), tasks on one client: trio",
     "mixed": "Blocking requests of several kinds at c=1 (JSON answers decoded)",
     "async-json1m": "Async GET of 1 MiB of JSON + json(), 10 tasks, asyncio",
+    "async-scale-asyncio": "Async GET /json100 + json() at scale, tasks on one client: asyncio",
+    "async-scale-uvloop": "Async GET /json100 + json() at scale, tasks on one client: uvloop",
+    "async-scale-trio": "Async GET /json100 + json() at scale, tasks on one client: trio",
 }
 
 
@@ -309,11 +374,28 @@ def summarise(outcomes: list[Outcome]) -> Summary:
             ),
             "requests": sum(run.get("requests") or 0 for run in outcome.runs),
             "errors": sum(run.get("errors") or 0 for run in outcome.runs),
+            # Async cells: peak RSS over idle RSS, per request in flight (async_workload.py).
+            "rss_per_request_kib": _median(
+                [
+                    (run["rss_peak_kib"] - run["rss_idle_kib"]) / cell.concurrency
+                    for run in outcome.ok_runs()
+                    if run.get("rss_peak_kib") and run.get("rss_idle_kib")
+                ]
+            ),
+            "rss_methods": sorted(
+                {run["rss_method"] for run in outcome.runs if run.get("rss_method")}
+            ),
+            "settings": next((run["settings"] for run in outcome.runs if run.get("settings")), ""),
+            "notes": sorted({run["note"] for run in outcome.runs if run.get("note")}),
         }
     return table
 
 
-def _cell_text(entry: dict[str, Any] | None) -> str:
+def _is_scale(group: str) -> bool:
+    return group.startswith("async-scale-")
+
+
+def _cell_text(entry: dict[str, Any] | None, memory: bool = False) -> str:
     if entry is None:
         return "—"
     if entry["rps"] is None:
@@ -322,6 +404,9 @@ def _cell_text(entry: dict[str, Any] | None) -> str:
     text = f"{entry['rps']:,.0f} ±{spread / 2:.0f}% · {entry['cpu_us']:.0f} µs"
     if entry.get("connections") is not None:
         text += f" · {entry['connections']:.0f} conn"
+    if memory:
+        per_request = entry.get("rss_per_request_kib")
+        text += f" · {per_request:.1f} KiB/req" if per_request is not None else " · — KiB/req"
     return text
 
 
@@ -352,12 +437,135 @@ def _memory_and_errors(
     return lines
 
 
+SYNC_GROUPS = ("sync-get", "post-sweep", "mixed")
+
+
+def _group_loop(group: str) -> str:
+    """The event loop of an async group: async-get-uvloop -> uvloop; async-json1m: asyncio."""
+    return (
+        group.rsplit("-", 1)[1] if group.startswith(("async-get-", "async-scale-")) else "asyncio"
+    )
+
+
+def unmeasured(
+    summary: Summary, missing: dict[str, str], selected: list[str]
+) -> dict[str, dict[str, str]]:
+    """group -> {peer: why}: each peer that has a client of the group's kind (a blocking one
+    for sync-get, post-sweep and mixed; an async one on the group's loop for the others) and
+    no measured cell in that group. "requestx ÷ best peer" leaves such a peer out, so the
+    report names it beside the table rather than let the ratio pass for a win over it."""
+    left_out: dict[str, dict[str, str]] = {}
+    for group, by_client in summary.items():
+        if group in SYNC_GROUPS:
+            expected = [name for name, peer in PEERS.items() if peer.sync]
+        else:
+            loop = _group_loop(group)
+            expected = [
+                name
+                for name, peer in PEERS.items()
+                if peer.asynchronous and loop in ASYNC_LOOPS.get(name, ())
+            ]
+        for name in expected:
+            if name == "requestx" or name in OURS_BESIDE:
+                continue
+            if any(entry["rps"] for entry in by_client.get(name, {}).values()):
+                continue
+            if name in missing:
+                why = f"could not be installed: {missing[name]}"
+            elif name not in selected:
+                why = "not selected with --peers"
+            else:
+                why = "every run failed (see Failed runs)"
+            left_out.setdefault(group, {})[name] = why
+    return left_out
+
+
+def _peak_source(methods: list[str]) -> str:
+    """How the async cells read their peak RSS (async_workload.py), in words."""
+    said = {
+        "VmHWM": "The peak is VmHWM in /proc/self/status, reset to the current RSS through "
+        "/proc/self/clear_refs just before the tasks start, so it is the run's own peak.",
+        "ru_maxrss": "The peak is getrusage's ru_maxrss, the process's peak since it started "
+        "(/proc/self/clear_refs could not be written): it can hide growth below an earlier "
+        "peak.",
+    }
+    return " ".join(said.get(method, method) for method in methods)
+
+
+def _settings_section(summary: Summary, environment: dict[str, Any]) -> list[str]:
+    """How each client was made: the blocking drivers, and the scale cells' settings per
+    number of tasks; then the open-file limit and nginx's settings of the scale cells."""
+    blocking: dict[str, str] = {}
+    scale: dict[str, dict[int, str]] = {}
+    for group, by_client in summary.items():
+        for client, entries in by_client.items():
+            for key, entry in entries.items():
+                if not entry.get("settings"):
+                    continue
+                if group in SYNC_GROUPS:
+                    blocking.setdefault(client, entry["settings"])
+                elif _is_scale(group):
+                    scale.setdefault(client, {}).setdefault(int(key), entry["settings"])
+    lines: list[str] = []
+    if blocking:
+        lines += ["## How each blocking client was made", "", "| client | made with |"]
+        lines += ["| --- | --- |"]
+        lines += [f"| {client} | `{made}` |" for client, made in blocking.items()]
+        lines.append("")
+    if scale or environment.get("scale_not_run"):
+        sizes = sorted({n for by_size in scale.values() for n in by_size})
+        lines += [
+            "## Settings of the scale cells",
+            "",
+            "Every client's connection limit is the number of tasks, so no request waits for "
+            "a connection because of a limit (how many connections a client does open is its "
+            "pool's choice: `conn` in the tables; a pool that hands a request the first "
+            "connection to come free rather than a new one opens fewer), and every client has "
+            f"the same {SCALE_TIMEOUT:g} s request timeout (with 10,000 requests in flight, one "
+            "can wait longer than the 5 s some libraries default to); everything else is the "
+            "library's default. KiB/req is the "
+            "process's peak RSS during the run (warm-up included) less its RSS with the client "
+            "made and no task started, divided by the number of tasks: the memory one request "
+            "in flight costs, the benchmark's own task included (the same for every client on "
+            "a loop). " + _peak_source(environment.get("rss_methods") or []),
+            "",
+        ]
+        if scale:
+            lines.append("| client | " + " | ".join(f"{n:,} tasks" for n in sizes) + " |")
+            lines.append("| --- |" + " --- |" * len(sizes))
+            for client, by_size in scale.items():
+                made = [f"`{by_size[n]}`" if n in by_size else "—" for n in sizes]
+                lines.append(f"| {client} | " + " | ".join(made) + " |")
+            lines.append("")
+        files = environment.get("open_files") or {}
+        limits = environment.get("nginx_limits") or {}
+        text = (
+            f"Open files: RLIMIT_NOFILE raised to the hard limit, {files.get('soft', 0):,} "
+            f"(hard {files.get('hard', 0):,}), in compare.py (nginx inherits it) and in every "
+            f"async cell. nginx: worker_connections {limits.get('worker_connections', 0):,}"
+        )
+        if "worker_rlimit_nofile" in limits:
+            text += (
+                f", worker_rlimit_nofile {limits['worker_rlimit_nofile']:,}, listen backlog "
+                f"{limits['listen_backlog']:,}"
+            )
+        lines += [text + ".", ""]
+        for column, why in (environment.get("scale_not_run") or {}).items():
+            lines.append(f"- **{column} not run:** {why}")
+        if environment.get("scale_not_run"):
+            lines.append("")
+    return lines
+
+
 def markdown(
     summary: Summary,
     ceilings: dict[int, float | None],
     missing: dict[str, str],
     environment: dict[str, Any],
+    left_out: dict[str, dict[str, str]] | None = None,
 ) -> str:
+    """The report. `left_out` (unmeasured()): peers a table does not measure, named beside it."""
+    left_out = left_out or {}
     lines = [
         "# requestx compared with other Python HTTP clients",
         "",
@@ -368,7 +576,8 @@ def markdown(
         "Each cell: median requests/s, ± half the spread between the lowest and the highest run "
         "as a share of the median, · median CPU µs per request (every thread of the client's "
         "process) · median connections nginx accepted during a run (warm-up included; more "
-        "than the concurrency means the client did not keep its connections alive). The last "
+        "than the concurrency means the client did not keep its connections alive); in the "
+        "scale tables, · median KiB of peak memory per request in flight. The last "
         "rows divide requestx's median by the best other client's, and by wrk's (the C "
         "ceiling). requestx-per-thread is requestx with a Client per thread (each thread then "
         "drives its own engine): shown for comparison, not counted as a peer.",
@@ -380,6 +589,16 @@ def markdown(
         lines.append(f"- {name}: missing ({reason})")
     if missing:
         lines.append("")
+    if left_out:
+        names = sorted({name for peers in left_out.values() for name in peers})
+        lines += [
+            f"**Not a full comparison:** {', '.join(names)} "
+            f"{'has' if len(names) == 1 else 'have'} a client of the kind that "
+            f"{len(left_out)} of the tables below measure{'s' if len(left_out) == 1 else ''}, "
+            'but not in them (each of those tables says who and why): their "requestx ÷ best '
+            'peer" is to the best peer measured, and wins nothing over the others.',
+            "",
+        ]
     for group, by_client in summary.items():
         keys = sorted({key for entries in by_client.values() for key in entries}, key=_column_order)
         unit = {"post-sweep": "bytes", "mixed": "request"}.get(group, "concurrency")
@@ -387,9 +606,8 @@ def markdown(
         lines.append(f"| client \\ {unit} | " + " | ".join(_column_title(k) for k in keys) + " |")
         lines.append("| --- |" + " --- |" * len(keys))
         for client, entries in by_client.items():
-            lines.append(
-                f"| {client} | " + " | ".join(_cell_text(entries.get(k)) for k in keys) + " |"
-            )
+            cells = [_cell_text(entries.get(k), memory=_is_scale(group)) for k in keys]
+            lines.append(f"| {client} | " + " | ".join(cells) + " |")
         ours = by_client.get("requestx", {})
         ratios = []
         for key in keys:
@@ -403,9 +621,8 @@ def markdown(
             ]
             mine = ours.get(key, {}).get("rps")
             ratios.append(f"{mine / max(peers):.2f}×" if mine and peers else "—")
-        lines.append("| **requestx ÷ best peer** | " + " | ".join(ratios) + " |")
-        if group == "post-sweep":
-            lines += ["", *_memory_and_errors(by_client, keys)]
+        label = "requestx ÷ best measured peer" if group in left_out else "requestx ÷ best peer"
+        lines.append(f"| **{label}** | " + " | ".join(ratios) + " |")
         if group == "sync-get" and any(ceilings.values()):
             wrk = [ceilings.get(key) for key in keys]
             lines.append(
@@ -416,7 +633,18 @@ def markdown(
                 for k, w in zip(keys, wrk)
             ]
             lines.append("| **requestx ÷ wrk** | " + " | ".join(shares) + " |")
+        if group in left_out:
+            kind = "a blocking client" if group in SYNC_GROUPS else "an async client"
+            names = "; ".join(f"{name} ({why})" for name, why in left_out[group].items())
+            lines += [
+                "",
+                f"**Not measured here, though each has {kind}:** {names}. The ratio is to the "
+                "best peer measured: no cell of this table is won against them.",
+            ]
+        if group == "post-sweep":
+            lines += ["", *_memory_and_errors(by_client, keys)]
         lines.append("")
+    lines += _settings_section(summary, environment)
     failures = [
         f"- {group} {key} {client}: {', '.join(sorted(set(entry['failed'])))}"
         for group, by_client in summary.items()
@@ -424,8 +652,17 @@ def markdown(
         for key, entry in entries.items()
         if entry["failed"]
     ]
+    notes = [
+        f"- {group} {key} {client}: {', '.join(entry['notes'])}"
+        for group, by_client in summary.items()
+        for client, entries in by_client.items()
+        for key, entry in entries.items()
+        if entry.get("notes")
+    ]
     if failures:
         lines += ["## Failed runs", "", *failures, ""]
+    if notes:
+        lines += ["## Runs ended before their client closed", "", *notes, ""]
     return "\n".join(lines)
 
 
@@ -593,13 +830,30 @@ def _csv(value: str, allowed: list[str], what: str) -> list[str]:
     return items
 
 
+def _sizes(value: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(item) for item in value.split(",") if item.strip())
+    except ValueError:
+        sizes = ()
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"expected numbers of tasks like 1000,10000: {value!r}")
+    return sizes
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].strip())
     parser.add_argument("--full", action="store_true", help="every scenario (else quick)")
-    groups = ["sync-get", "async-get", "post-sweep", "mixed", "async-json1m", "h2", "loadgen"]
+    groups = [
+        "sync-get", "async-get", "post-sweep", "mixed", "async-json1m", "async-scale", "h2",
+        "loadgen",
+    ]  # fmt: skip
     parser.add_argument(
         "--scenarios", type=lambda v: _csv(v, groups, "scenario"), default=groups,
         help=f"comma-separated subset of {','.join(groups)}",
+    )  # fmt: skip
+    parser.add_argument(
+        "--scale", type=_sizes, default=None, metavar="N,N",
+        help="tasks in the async-scale cells (--full: 1000,10000; quick: none)",
     )  # fmt: skip
     parser.add_argument(
         "--peers", type=lambda v: _csv(v, list(PEERS), "client"), default=list(PEERS),
@@ -644,9 +898,21 @@ def main(argv: list[str] | None = None) -> int:
         except PeerMissing as exc:
             missing[name] = str(exc)
             print(f"compare: {exc}", file=sys.stderr)
-    cells = plan(args.full, [name for name in args.peers if name in pythons], args.scenarios)
-    with Nginx() as nginx:
+    cells = plan(
+        args.full, [name for name in args.peers if name in pythons], args.scenarios, args.scale
+    )
+    # Thousands of connections: the open-file limit up to the hard limit (nginx, started
+    # below, inherits it); columns it cannot hold are left out, and the report says why.
+    open_files = raise_open_files()
+    cells, not_run = fit_open_files(cells, open_files)
+    environment["open_files"] = {"soft": open_files.soft, "hard": open_files.hard}
+    environment["scale_not_run"] = not_run
+    for column, why in not_run.items():
+        print(f"compare: {column} not run: {why}", file=sys.stderr)
+    most = max((cell.concurrency for cell in cells), default=0)
+    with Nginx(connections=most) as nginx:
         environment["server"] = f"nginx on 127.0.0.1 ({nginx.url})"
+        environment["nginx_limits"] = nginx.limits
         ceilings: dict[int, float | None] = {}
         if "sync-get" in args.scenarios:
             for n in sorted({int(cell.key) for cell in cells if cell.group == "sync-get"}):
@@ -659,7 +925,11 @@ def main(argv: list[str] | None = None) -> int:
                 pythons["requestx"], nginx.url + "/get", args.seconds, args.repeats
             )
     summary = summarise(outcomes)
-    report = markdown(summary, ceilings, missing, environment)
+    environment["rss_methods"] = sorted(
+        {method for o in outcomes for run in o.runs for method in [run.get("rss_method")] if method}
+    )
+    left_out = unmeasured(summary, missing, args.peers)
+    report = markdown(summary, ceilings, missing, environment, left_out)
     if loadgen is not None:
         report += "\n" + loadgen_markdown(loadgen)
     h2: dict[str, Any] | None = None
@@ -671,6 +941,7 @@ def main(argv: list[str] | None = None) -> int:
     everything = {
         "environment": environment,
         "missing": missing,
+        "left_out": left_out,
         "ceilings": ceilings,
         "h2": h2,
         "loadgen": loadgen,

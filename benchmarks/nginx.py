@@ -27,6 +27,17 @@ knowledge only). Their certificate is issued at start-up by a throw-away CA (tru
 file is `ca_file`; `url` stays plain HTTP/1.1, and the way to read `/status` and
 `accepted_connections()`.
 
+Thousands of connections (`Nginx(connections=10_000)`, compare.py's scale cells): when the
+default worker_connections (1,024) is not enough, it becomes the number asked plus an eighth
+plus 64 (`headroom`: the listening sockets and /status reads take slots too, and once fewer
+than a sixteenth of its slots are free nginx closes idle keep-alive connections to make room,
+which a client sees as a connection closed without an answer); worker_rlimit_nofile is that
+plus fdlimit.RESERVE, and the plain port's listen backlog min(connections, somaxconn), so
+thousands of clients connecting at once are not dropped to SYN retries. nginx inherits the
+open-file limit of this process, which start() first raises to its hard limit; when even
+that is too low, start() says so and by how much instead of letting nginx fail with "Too many
+open files". `limits` records what was set.
+
 Everything nginx writes (config, pid, error log, temp dirs, certificates) goes into a fresh
 directory under benchmarks/.run/, removed when the server stops.
 """
@@ -47,9 +58,13 @@ import urllib.request
 from pathlib import Path
 from types import TracebackType
 
+from fdlimit import needed, raise_open_files, shortfall
+
 NGINX = os.environ.get("REQUESTX_BENCH_NGINX", "/usr/sbin/nginx")
 RUN_ROOT = Path(__file__).resolve().parent / ".run"
 LOOPBACK = "127.0.0.1"
+DEFAULT_CONNECTIONS = 1024  # nginx's worker_connections unless Nginx(connections=) asks more
+LISTEN_BACKLOG = 511  # nginx's default on Linux
 
 
 def _document(size: int) -> str:
@@ -145,8 +160,9 @@ worker_processes 1;
 daemon off;
 pid {run}/nginx.pid;
 error_log {run}/error.log warn;
+{rlimit}\
 events {{
-    worker_connections 1024;
+    worker_connections {worker_connections};
 }}
 http {{
     {access_log}
@@ -164,7 +180,7 @@ http {{
     client_body_buffer_size 1m;
 {http2}\
     server {{
-        listen {host}:{port};
+        listen {host}:{port}{backlog};
 {locations}\
     }}
 {servers}\
@@ -193,6 +209,13 @@ _HTTP2_SERVERS = """\
 """
 
 
+def headroom(connections: int) -> int:
+    """worker_connections for `connections` clients: nginx starts closing idle keep-alive
+    connections ("worker_connections are not enough, reusing connections") once fewer than
+    1/16 of its slots are free, and its listening sockets take slots too."""
+    return connections + connections // 8 + 64
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((LOOPBACK, 0))
@@ -211,8 +234,14 @@ class Nginx:
         max_streams: int = 256,
         encoded: dict[str, tuple[str, bytes]] | None = None,
         keepalive_timeout: str = "300s",
+        connections: int = 0,
     ) -> None:
         self.nginx = nginx
+        # Client connections the server must hold at once (benchmarks/compare.py's scale cells:
+        # 10,000); 0: nginx's usual 1,024 slots, plenty for the other benchmarks. Beyond them,
+        # start() raises the open-file limit nginx inherits, sets worker_rlimit_nofile, and
+        # lengthens the listen backlog: see `limits`.
+        self.connections = connections
         # How long nginx keeps an idle connection open (nginx's syntax: "300s", "200ms").
         self.keepalive_timeout = keepalive_timeout
         self.encoded = dict(encoded or {})  # /encoded/NAME -> (Content-Encoding, body)
@@ -225,6 +254,7 @@ class Nginx:
         self.run_dir: Path | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._status_reads = 0  # /status reads made: a connection and a request each
+        self.limits: dict[str, int] = {}  # what start() set: worker_connections and the rest
 
     @property
     def url(self) -> str:
@@ -290,6 +320,7 @@ class Nginx:
                 f"nginx not found at {self.nginx}; install it with "
                 "`apt-get install -y nginx-light` or set REQUESTX_BENCH_NGINX"
             )
+        self._plan_limits()
         RUN_ROOT.mkdir(exist_ok=True)
         self.run_dir = Path(tempfile.mkdtemp(prefix="nginx-", dir=RUN_ROOT))
         if self.http2:
@@ -341,6 +372,32 @@ class Nginx:
     def _need_http2(self) -> None:
         if not self.http2:
             raise RuntimeError("this nginx serves HTTP/1.1 only: start it with Nginx(http2=True)")
+
+    def _plan_limits(self) -> None:
+        """worker_connections for `connections` clients (and the listening sockets and status
+        reads, which take slots too); above the default, the open-file limit nginx needs
+        (raised in this process to its hard limit first: nginx inherits it) and a backlog long
+        enough for thousands of clients connecting at once (the kernel caps it at somaxconn)."""
+        self.limits = {"worker_connections": DEFAULT_CONNECTIONS}
+        worker_connections = headroom(self.connections)
+        if worker_connections <= DEFAULT_CONNECTIONS:
+            return
+        self.limits["worker_connections"] = worker_connections
+        open_files = raise_open_files()
+        what = f"its worker_connections {worker_connections:,}"
+        problem = shortfall(worker_connections, open_files, what)
+        if problem is not None:
+            raise RuntimeError(f"nginx cannot hold {self.connections:,} connections: {problem}")
+        try:
+            somaxconn = int(Path("/proc/sys/net/core/somaxconn").read_text())
+        except (OSError, ValueError):
+            somaxconn = 4096
+        self.limits.update(
+            worker_rlimit_nofile=needed(worker_connections),
+            listen_backlog=max(LISTEN_BACKLOG, min(self.connections, somaxconn)),
+            open_files_soft=open_files.soft,
+            open_files_hard=open_files.hard,
+        )
 
     def _write_certificates(self) -> None:
         """A fresh CA and a leaf for 127.0.0.1 and localhost, as PEM files in the run dir."""
@@ -395,6 +452,17 @@ class Nginx:
             ),
             servers=servers,
             keepalive_timeout=self.keepalive_timeout,
+            worker_connections=self.limits["worker_connections"],
+            rlimit=(
+                f"worker_rlimit_nofile {self.limits['worker_rlimit_nofile']};\n"
+                if "worker_rlimit_nofile" in self.limits
+                else ""
+            ),
+            backlog=(
+                f" backlog={self.limits['listen_backlog']}"
+                if "listen_backlog" in self.limits
+                else ""
+            ),
         )
         (self.run_dir / "nginx.conf").write_text(config)
 
@@ -431,14 +499,18 @@ class Nginx:
         raise RuntimeError(f"nginx did not answer within {timeout} s")
 
 
-if __name__ == "__main__":  # manual check: python benchmarks/nginx.py [--http2]
+if __name__ == "__main__":  # manual check: python benchmarks/nginx.py [--http2] [--connections N]
     import sys
 
-    with Nginx(http2="--http2" in sys.argv[1:]) as running:
+    arguments = sys.argv[1:]
+    wanted = 0
+    if "--connections" in arguments:
+        wanted = int(arguments[arguments.index("--connections") + 1])
+    with Nginx(http2="--http2" in arguments, connections=wanted) as running:
         print(f"nginx {running.version()} serving {running.url} (Ctrl-C to stop)")
         if running.http2:
             print(f"HTTP/2: {running.tls_url} (CA {running.ca_file}), h2c {running.h2c_url}")
-        print(f"json100: {len(JSON_100)} bytes, json1k: {len(JSON_1K)} bytes")
+        print(f"json100: {len(JSON_100)} bytes, json1k: {len(JSON_1K)} bytes; {running.limits}")
         try:
             while True:
                 time.sleep(3600)

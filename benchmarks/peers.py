@@ -43,7 +43,7 @@ PEERS: dict[str, Peer] = {
         Peer("curl_cffi", ("curl_cffi>=0.7", *_ASYNC), True, True),
         Peer("niquests", ("niquests>=3", *_ASYNC), True, True),
         Peer("aiohttp", ("aiohttp>=3.9", *_ASYNC), False, True),
-        Peer("pyreqwest", ("pyreqwest>=0.15", *_ASYNC), False, True),
+        Peer("pyreqwest", ("pyreqwest>=0.15", *_ASYNC), True, True),
     )
 }
 

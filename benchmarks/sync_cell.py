@@ -7,15 +7,15 @@ OPERATION: `get` (GET /get, 13 bytes), `json1k` (GET /json1k, decoded), `post:SI
 JSON document of SIZE bytes to /post, answer decoded), `form` (POST five urlencoded fields to
 /post, answer decoded), `download` (GET /big: 1 MiB of bytes), `json1m` (GET /json1m: 1 MiB
 of JSON, decoded). Prints one JSON object: the figures of workload.run_timed (requests,
-seconds, CPU seconds of every thread of this process, failed requests and the first failure)
-and the process's peak RSS. benchmarks/compare.py runs every cell this way, each in the
-virtual environment of its client, so no library runs with another's imports, threads or heap.
+seconds, CPU seconds of every thread of this process, failed requests and the first failure),
+the process's peak RSS (VmHWM: workload.peak_rss_kib), and how the client was made
+(`settings`). benchmarks/compare.py runs every cell this way, each in the virtual environment
+of its client, so no library runs with another's imports, threads or heap.
 """
 
 from __future__ import annotations
 
 import json
-import resource
 import sys
 from functools import partial
 from pathlib import Path
@@ -24,7 +24,7 @@ from typing import Any, Callable
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling modules, from any cwd
 
 from clients import DRIVERS, ClientUnavailable, Driver  # noqa: E402
-from workload import close_drivers, make_drivers, run_timed  # noqa: E402
+from workload import close_drivers, make_drivers, peak_rss_kib, run_timed  # noqa: E402
 
 FORM = {
     "user": "bench",
@@ -72,12 +72,14 @@ def measure(
         measured = run_timed([bind(d, operation, base_url) for d in drivers], seconds, warmup)
     finally:
         close_drivers(drivers)
+    sharing = "one shared by all threads" if drivers[0].thread_safe else "one per thread"
     return {
         **result,
+        "settings": f"{drivers[0].settings}, {sharing}",
         "requests": measured.requests,
         "seconds": measured.seconds,
         "cpu_seconds": measured.cpu_seconds,
-        "max_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+        "max_rss_kib": peak_rss_kib(),
         "error": measured.error,
         "errors": measured.errors,
     }

@@ -9,11 +9,13 @@ decides how many requests a busy program can make per core.
 
 from __future__ import annotations
 
+import re
 import resource
 import threading
 import time
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Any, Callable
 
 from clients import POST_DOC, Driver
@@ -77,6 +79,25 @@ class Rates:
     @property
     def cpu_us_per_request(self) -> float:
         return self.cpu_seconds * 1e6 / self.requests if self.requests else 0.0
+
+
+def status_kib(field: str) -> int | None:
+    """A `kB` line of /proc/self/status (VmRSS, VmHWM), or None off Linux."""
+    try:
+        text = Path("/proc/self/status").read_text()
+    except OSError:
+        return None
+    match = re.search(rf"^{field}:\s+(\d+) kB", text, re.MULTILINE)
+    return int(match.group(1)) if match else None
+
+
+def peak_rss_kib() -> int:
+    """This process's peak RSS so far, in KiB: VmHWM, the high-water mark of its own memory.
+    Not getrusage's ru_maxrss, which on Linux also keeps the peak of the process image that
+    exec replaced: in a cell started by compare.py, that is compare.py's own RSS (about
+    35 MiB), a floor under every figure."""
+    peak = status_kib("VmHWM")
+    return peak if peak is not None else int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 
 
 def process_cpu_seconds() -> float:

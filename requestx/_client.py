@@ -80,9 +80,9 @@ __all__ = ["AsyncClient", "Client", "USE_CLIENT_DEFAULT", "UseClientDefault"]
 __version__ = "0.1.0"
 
 
-# What httpx sends by default, with our name. Accept-Encoding lists what Python can decode as
-# well as libcurl (streamed bodies are decoded in Python): br and zstd only when their modules
-# are installed, as in httpx.
+# What httpx sends by default, with our name. Accept-Encoding lists the codings the engine's
+# decoder (csrc/decode.c) was built with: gzip, deflate, br and zstd wherever a wheel is built,
+# whatever Python packages are installed.
 DEFAULT_HEADERS: list[tuple[bytes, bytes]] = [
     (b"Accept", b"*/*"),
     (b"Accept-Encoding", accept_encoding_header()),

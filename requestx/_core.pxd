@@ -46,6 +46,35 @@ cdef extern from "buffer.h" nogil:
     long rx_buffer_live_count()
 
 
+cdef extern from "decode.h" nogil:
+    ctypedef enum rx_coding:
+        RX_CODING_GZIP
+        RX_CODING_DEFLATE
+        RX_CODING_BR
+        RX_CODING_ZSTD
+
+    ctypedef struct rx_decoder:
+        pass
+
+    enum:
+        RX_DECODE_MORE
+        RX_DECODE_NEED_INPUT
+        RX_DECODE_INVALID
+        RX_DECODE_TRUNCATED
+        RX_DECODE_NO_MEMORY
+
+    int rx_decoder_supports(rx_coding coding)
+    rx_decoder *rx_decoder_new(rx_coding coding)
+    void rx_decoder_free(rx_decoder *d)
+    int rx_decoder_feed(rx_decoder *d, const void *data, size_t len)
+    size_t rx_decoder_input_left(const rx_decoder *d)
+    int rx_decoder_read(rx_decoder *d, void *out, size_t cap, size_t *written)
+    int rx_decoder_finish(rx_decoder *d)
+    const char *rx_decoder_message(const rx_decoder *d)
+    size_t rx_decode_size_hint(rx_coding coding, const void *data, size_t len)
+    long rx_decoder_live_count()
+
+
 cdef extern from "thread.h" nogil:
     void rx_sleep_us(int64_t us)
 

@@ -18,30 +18,24 @@ Content decoders are the one stage whose output can be far larger than its input
 (a decompression bomb: 1 MB of gzip can expand to 1 GiB), so they also decode
 lazily: `pieces()` and `flush_pieces()` yield the output in pieces of at most
 `MAX_PIECE` bytes and decode the next piece only when the caller asks for it. A
-caller that stops early never holds more than one piece. Only codec modules that
-can bound their output this way are used:
+caller that stops early never holds more than one piece.
 
-* gzip and deflate: the standard library's zlib (`max_length`);
-* br: `brotli` >= 1.2 or `brotlicffi` >= 1.2 (`output_buffer_limit`);
-* zstd: `compression.zstd` (Python 3.14) or its backport `backports.zstd`
-  (`max_length`). The `zstandard` package is not used: its streaming decompressor
-  returns everything a piece of input expands to, however large.
-
-br and zstd are optional: each is offered (`accept_encoding_header`) and decoded
-only when a module above can be imported; a body in a coding that cannot be
-decoded here is passed through as it came (see `decoder_for`).
+gzip, deflate, br and zstd are decoded in C (`_core.Decoder`, csrc/decode.c) with the
+zlib, brotli and zstd the extension links for libcurl, whatever Python packages are
+installed; each read writes at most the room it is given, which is what bounds a piece.
+A build without brotli or zstd (the MinGW cross-build of the engine's C tests is the one)
+neither offers nor decodes that coding (`accept_encoding_header`, `decoder_for`).
 """
 
 from __future__ import annotations
 
 import codecs
-import importlib
 import itertools
 import re
-import types
+import sys
 import typing
-import zlib
 
+from . import _core
 from ._exceptions import DecodingError, ResponseTooLarge
 
 __all__ = [
@@ -68,31 +62,6 @@ __all__ = [
 MAX_PIECE = 1 << 20
 
 
-def _import_first(*names: str) -> types.ModuleType | None:
-    """The first of the named modules that can be imported, or None."""
-    for name in names:
-        try:
-            return importlib.import_module(name)
-        except ImportError:
-            continue
-    return None
-
-
-def _bounded_brotli() -> types.ModuleType | None:
-    """brotli or brotlicffi, if one new enough to bound its output is installed."""
-    for name in ("brotli", "brotlicffi"):
-        module = _import_first(name)
-        if module is not None and hasattr(module.Decompressor(), "can_accept_more_data"):
-            return module
-    return None
-
-
-# Typed as plain modules on purpose: neither codec is a dependency (nor installed for type
-# checking), so their attributes are `Any` here.
-_brotli = _bounded_brotli()
-_zstd = _import_first("compression.zstd", "backports.zstd")
-
-
 def _truncated(coding: str) -> DecodingError:
     return DecodingError(
         f"Cannot decode {coding!r} content: the body was truncated "
@@ -100,8 +69,8 @@ def _truncated(coding: str) -> DecodingError:
     )
 
 
-def _invalid(coding: str, exc: BaseException) -> DecodingError:
-    return DecodingError(f"Cannot decode {coding!r} content: {exc}")
+def _invalid(coding: str, detail: str) -> DecodingError:
+    return DecodingError(f"Cannot decode {coding!r} content: {detail}")
 
 
 # --- Content decoders --------------------------------------------------------------------
@@ -144,88 +113,59 @@ class IdentityDecoder(ContentDecoder):
         yield from ()
 
 
-def _inflate(decompressor: typing.Any, data: bytes) -> typing.Iterator[bytes]:
-    """
-    Feed `data` to a zlib Decompress and yield all it produces, `MAX_PIECE` at a time.
-    A full piece may leave output behind even when all input was taken, so decoding
-    goes on until a call returns less than asked for with no input left over.
-    Raises zlib.error.
-    """
-    while True:
-        output: bytes = decompressor.decompress(data, MAX_PIECE)
-        if output:
-            yield output
-        data = decompressor.unconsumed_tail
-        if decompressor.eof or (not data and len(output) < MAX_PIECE):
-            return
+class _CDecoder(ContentDecoder):
+    """A coding undone in C by a `_core.Decoder`: each piece of input is fed once, then read
+    `MAX_PIECE` bytes at a time until it is used up. The C side holds what a caller who
+    stopped early left undecoded, and nothing more."""
 
-
-class DeflateDecoder(ContentDecoder):
-    """
-    `Content-Encoding: deflate`. The standard says a zlib stream (RFC 1950), but
-    some servers send raw deflate (RFC 1951) without the zlib header, so the first
-    bytes decide: the first two bytes are held back until both are there, then
-    tried as a zlib stream, and if that fails right away, as raw deflate.
-    Bytes after the end of the stream are ignored.
-    """
+    _CODING: typing.ClassVar[str]  # the coding's name, in _core.Decoder and in messages
 
     def __init__(self) -> None:
-        self._decompressor: typing.Any = None  # zlib's Decompress, once the kind is known
-        self._head = b""  # the first bytes, held back until the kind is known
-        self._seen_data = False
+        self._core = _core.Decoder(self._CODING)
 
-    def _start(self, data: bytes) -> typing.Iterator[bytes]:
-        decompressor = zlib.decompressobj()
-        try:
-            decompressor.decompress(data[:2])  # the zlib header, if it is one: no output
-            data = data[2:]
-        except zlib.error:
-            decompressor = zlib.decompressobj(-zlib.MAX_WBITS)
-        self._decompressor = decompressor
-        yield from self._decompress(data)
-
-    def _decompress(self, data: bytes) -> typing.Iterator[bytes]:
-        try:
-            yield from _inflate(self._decompressor, data)
-        except zlib.error as exc:
-            raise _invalid("deflate", exc) from exc
+    def _error(self, exc: _core.DecoderError) -> DecodingError:
+        return _truncated(self._CODING) if exc.truncated else _invalid(self._CODING, exc.detail)
 
     def pieces(self, data: bytes) -> typing.Iterator[bytes]:
         if not data:
             return
-        self._seen_data = True
-        if self._decompressor is None:
-            data = self._head + data
-            if len(data) < 2:
-                self._head = data
-                return
-            self._head = b""
-            yield from self._start(data)
-            return
-        if self._decompressor.eof:
-            return  # trailing bytes after the end of the stream
-        yield from self._decompress(data)
+        decoder = self._core
+        try:
+            decoder.feed(data)
+            while True:
+                piece = decoder.read(MAX_PIECE)
+                if piece:
+                    yield piece
+                if decoder.needs_input:
+                    return
+        except _core.DecoderError as exc:
+            raise self._error(exc) from None
 
     def flush_pieces(self) -> typing.Iterator[bytes]:
-        if not self._seen_data:
-            return  # no body at all (HEAD, 204, 304...): nothing to decode
-        if self._decompressor is None:  # fewer than two bytes ever came
-            yield from self._start(self._head)
-            self._head = b""
         try:
-            tail: bytes = self._decompressor.flush()
-        except zlib.error as exc:  # pragma: no cover - flush() of a Decompress hardly fails
-            raise _invalid("deflate", exc) from exc
-        if not self._decompressor.eof:
-            raise _truncated("deflate")
-        if tail:  # pragma: no cover - pieces() left nothing behind
-            yield tail
+            self._core.finish()
+        except _core.DecoderError as exc:
+            raise self._error(exc) from None
+        yield from ()
+
+    def decode_whole(self, raw: bytes, max_size: int | None) -> bytes:
+        """`raw`, a whole body, decoded into one bytes object, sized at once when the body
+        announces its decoded size (gzip, zstd) and grown by doubling otherwise; at most
+        `max_size` bytes, else ResponseTooLarge, with decoding stopped one byte past it."""
+        decoder = self._core
+        limit = sys.maxsize if max_size is None else min(max_size + 1, sys.maxsize)
+        try:
+            decoder.feed(raw)
+            body = decoder.read(limit, decoder.size_hint())
+            if max_size is not None and len(body) > max_size:
+                raise ResponseTooLarge.decoded(max_size)
+            decoder.finish()
+        except _core.DecoderError as exc:
+            raise self._error(exc) from None
+        return body
 
 
-_GZIP_MAGIC = b"\x1f\x8b"
-
-
-class GzipDecoder(ContentDecoder):
+class GzipDecoder(_CDecoder):
     """
     `Content-Encoding: gzip` (and `x-gzip`). A gzip body may hold several members
     one after the other (RFC 1952 2.2); each is decoded and their output joined.
@@ -234,148 +174,34 @@ class GzipDecoder(ContentDecoder):
     is ignored, as `zlib.decompress` does.
     """
 
-    def __init__(self) -> None:
-        self._decompressor: typing.Any = None  # zlib's Decompress for the current member
-        self._pending = b""  # bytes after a member, too few to tell whether a new one starts
-        self._ignore_rest = False  # trailing bytes that are not a gzip member were seen
-        self._seen_data = False
-
-    def pieces(self, data: bytes) -> typing.Iterator[bytes]:
-        if not data or self._ignore_rest:
-            return
-        self._seen_data = True
-        data = self._pending + data
-        self._pending = b""
-        while data:
-            if self._decompressor is not None and self._decompressor.eof:
-                # Between two members: skip padding, then look for the next member.
-                data = data.lstrip(b"\x00")
-                if data == _GZIP_MAGIC[:1]:
-                    self._pending = data
-                    return
-                if data and not data.startswith(_GZIP_MAGIC):
-                    self._ignore_rest = True
-                    return
-                if not data:
-                    return
-                self._decompressor = None
-            if self._decompressor is None:
-                self._decompressor = zlib.decompressobj(zlib.MAX_WBITS | 16)
-            try:
-                yield from _inflate(self._decompressor, data)
-            except zlib.error as exc:
-                raise _invalid("gzip", exc) from exc
-            data = self._decompressor.unused_data if self._decompressor.eof else b""
-
-    def flush_pieces(self) -> typing.Iterator[bytes]:
-        if not self._seen_data:
-            return  # no body at all (HEAD, 204, 304...): nothing to decode
-        try:
-            tail: bytes = self._decompressor.flush()
-        except zlib.error as exc:  # pragma: no cover - flush() of a Decompress hardly fails
-            raise _invalid("gzip", exc) from exc
-        if not self._decompressor.eof:
-            raise _truncated("gzip")
-        if tail:  # pragma: no cover - pieces() left nothing behind
-            yield tail
+    _CODING = "gzip"
 
 
-def _split(output: bytes) -> typing.Iterator[bytes]:
-    """`output` in pieces of at most MAX_PIECE bytes (none empty)."""
-    if len(output) <= MAX_PIECE:
-        if output:
-            yield output
-        return
-    view = memoryview(output)
-    for start in range(0, len(output), MAX_PIECE):
-        yield bytes(view[start : start + MAX_PIECE])
-
-
-class BrotliDecoder(ContentDecoder):
+class DeflateDecoder(_CDecoder):
     """
-    `Content-Encoding: br`, with `brotli` or `brotlicffi` (1.2 or later, whose
-    `output_buffer_limit` bounds each call's output). Bytes after the end of the
-    stream are an error, as brotli itself reports them.
+    `Content-Encoding: deflate`. The standard says a zlib stream (RFC 1950), but
+    some servers send raw deflate (RFC 1951) without the zlib header, so the first
+    two bytes decide: a zlib header, else raw deflate. Bytes after the end of the
+    stream are ignored.
     """
 
-    # brotli's output limit is soft (its buffer stops growing once past it, so a call
-    # returns up to about twice the limit); half a piece keeps calls near MAX_PIECE.
-    _LIMIT = MAX_PIECE // 2
-
-    def __init__(self) -> None:
-        if _brotli is None:
-            raise ImportError(
-                "Decoding 'br' content needs the 'brotli' (or 'brotlicffi') package, 1.2 or later."
-            )
-        self._error: type[BaseException] = getattr(_brotli, "error", Exception)
-        self._decompressor = _brotli.Decompressor()
-        self._seen_data = False
-
-    def pieces(self, data: bytes) -> typing.Iterator[bytes]:
-        if not data:
-            return
-        self._seen_data = True
-        decompressor = self._decompressor
-        try:
-            output: bytes = decompressor.process(data, output_buffer_limit=self._LIMIT)
-            yield from _split(output)
-            # A call that reached the limit may have left output behind, and one that had
-            # no room for all the input kept the rest (can_accept_more_data() is False):
-            # drain both before new input.
-            while len(output) >= self._LIMIT or not decompressor.can_accept_more_data():
-                output = decompressor.process(b"", output_buffer_limit=self._LIMIT)
-                yield from _split(output)
-        except self._error as exc:
-            raise _invalid("br", exc) from exc
-
-    def flush_pieces(self) -> typing.Iterator[bytes]:
-        if self._seen_data and not self._decompressor.is_finished():
-            raise _truncated("br")
-        yield from ()
+    _CODING = "deflate"
 
 
-class ZstdDecoder(ContentDecoder):
+class BrotliDecoder(_CDecoder):
+    """`Content-Encoding: br`. Bytes after the end of the stream are an error."""
+
+    _CODING = "br"
+
+
+class ZstdDecoder(_CDecoder):
     """
-    `Content-Encoding: zstd`, with `compression.zstd` or `backports.zstd`. A body may
-    hold several zstd frames one after the other; each is decoded and their output
-    joined.
+    `Content-Encoding: zstd`. A body may hold several zstd frames one after the other;
+    each is decoded and their output joined. Bytes after a frame that do not start a
+    frame are an error.
     """
 
-    def __init__(self) -> None:
-        if _zstd is None:
-            raise ImportError("Decoding 'zstd' content needs the 'backports.zstd' package.")
-        self._error: type[BaseException] = _zstd.ZstdError
-        self._decompressor: typing.Any = None  # the decompressor for the current frame
-        self._seen_data = False
-
-    def pieces(self, data: bytes) -> typing.Iterator[bytes]:
-        if not data:
-            return
-        self._seen_data = True
-        assert _zstd is not None
-        try:
-            while True:
-                if self._decompressor is None or self._decompressor.eof:
-                    # A decompressor decodes one frame; each frame gets a new one.
-                    self._decompressor = _zstd.ZstdDecompressor()
-                output: bytes = self._decompressor.decompress(data, MAX_PIECE)
-                if output:
-                    yield output
-                if self._decompressor.eof:
-                    data = self._decompressor.unused_data
-                    if not data:
-                        return
-                elif self._decompressor.needs_input:
-                    return
-                else:
-                    data = b""  # more output is waiting inside the decompressor
-        except self._error as exc:
-            raise _invalid("zstd", exc) from exc
-
-    def flush_pieces(self) -> typing.Iterator[bytes]:
-        if self._seen_data and not self._decompressor.eof:
-            raise _truncated("zstd")
-        yield from ()
+    _CODING = "zstd"
 
 
 class MultiDecoder(ContentDecoder):
@@ -414,9 +240,10 @@ SUPPORTED_ENCODINGS: dict[str, type[ContentDecoder]] = {
     "x-gzip": GzipDecoder,
     "deflate": DeflateDecoder,
 }
-if _brotli is not None:
+_C_DECODED = _core.decoder_codings()  # gzip and deflate always; br and zstd in every wheel
+if "br" in _C_DECODED:
     SUPPORTED_ENCODINGS["br"] = BrotliDecoder
-if _zstd is not None:
+if "zstd" in _C_DECODED:
     SUPPORTED_ENCODINGS["zstd"] = ZstdDecoder
 
 
@@ -470,6 +297,8 @@ def decode_all(
     (decoding stops there: no more than `max_size` + one piece is ever held).
     """
     decoder = decoder_for(content_encodings)
+    if isinstance(decoder, _CDecoder):
+        return decoder.decode_whole(raw, max_size)
     output = LimitedJoin(max_size)
     for piece in itertools.chain(decoder.pieces(raw), decoder.flush_pieces()):
         output.add(piece)
@@ -477,13 +306,10 @@ def decode_all(
 
 
 def accept_encoding_header() -> bytes:
-    """The Accept-Encoding value to send: the codings that can be decoded here."""
-    value = b"gzip, deflate"
-    if "br" in SUPPORTED_ENCODINGS:
-        value += b", br"
-    if "zstd" in SUPPORTED_ENCODINGS:
-        value += b", zstd"
-    return value
+    """The Accept-Encoding value to send: the codings that can be decoded here, which is
+    `gzip, deflate, br, zstd` in every wheel."""
+    names = [name for name in ("gzip", "deflate", "br", "zstd") if name in SUPPORTED_ENCODINGS]
+    return ", ".join(names).encode()
 
 
 # --- Chunkers ----------------------------------------------------------------------------

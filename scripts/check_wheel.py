@@ -11,7 +11,8 @@ Prints the libcurl build inside the extension (``requestx.__libcurl__``), then c
   libraries the bundled build replaces: libcurl, libnghttp2, libssl, libcrypto, libz, libbrotli*,
   libzstd (``import requestx`` itself maps Python's own libssl through the ``ssl`` module, so
   that check has to leave Python's modules out);
-* libcurl has HTTP/2, brotli and zstd;
+* libcurl has HTTP/2, brotli and zstd, and the content decoders (``csrc/decode.c``) decode gzip,
+  deflate, br and zstd (``Accept-Encoding`` offers what they decode);
 * the extension needs no glibc symbol version newer than its wheel's platform tag promises
   (``manylinux_2_28``: nothing past ``GLIBC_2.28``), read from the ELF file's version needs;
   ``--max-glibc`` sets the bound for a build that has no such tag (an in-place build).
@@ -39,6 +40,7 @@ from pathlib import Path
 # Shared libraries the bundled, static build makes unnecessary.
 BUNDLED = ("libcurl", "libnghttp2", "libssl", "libcrypto", "libz.", "libbrotli", "libzstd")
 REQUIRED_FEATURES = ("http2", "brotli", "zstd")
+REQUIRED_CODINGS = ("gzip", "deflate", "br", "zstd")
 
 # Run in a fresh interpreter: the libraries mapped by loading the extension and nothing else.
 _LOAD_EXTENSION_ALONE = """
@@ -211,6 +213,13 @@ def main(argv: list[str] | None = None) -> int:
     for feature in REQUIRED_FEATURES:
         if not info.get(feature):
             failures.append(f"libcurl is built without {feature}")
+    from requestx import _core
+
+    codings = _core.decoder_codings()
+    print(f"content decoders: {', '.join(codings)}")
+    for coding in REQUIRED_CODINGS:
+        if coding not in codings:
+            failures.append(f"the content decoders are built without {coding}")
 
     # The CA store compiled into libcurl is the build machine's: say which store verify=True
     # uses here, as requestx itself chooses it.

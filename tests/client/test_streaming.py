@@ -16,7 +16,6 @@ import time
 import pytest
 
 import requestx
-from requestx._decoders import SUPPORTED_ENCODINGS
 from tests.servers import HypercornServer, RawServer
 from tests.servers.app import COMPRESSED_DOC, pattern_bytes
 from tests.servers.raw_server import GZIP_TEXT, SPLIT_TEXT
@@ -76,9 +75,11 @@ def test_iter_raw_gives_encoded_bytes_and_iter_bytes_decodes(client: requestx.Cl
 def test_every_advertised_encoding_is_decoded_both_ways(
     client: requestx.Client, coding: str
 ) -> None:
-    if {"brotli": "br"}.get(coding, coding) not in SUPPORTED_ENCODINGS:
-        pytest.skip(f"no module to decode {coding} with is installed")
-    assert client.get(f"/{coding}").json() == COMPRESSED_DOC
+    response = client.get(f"/{coding}")
+    if response.status_code == 404:  # the test server compresses br and zstd with packages
+        pytest.skip(response.text)
+    assert response.headers["content-encoding"] == {"brotli": "br"}.get(coding, coding)
+    assert response.json() == COMPRESSED_DOC
     with client.stream("GET", f"/{coding}") as response:
         assert json.loads(b"".join(response.iter_bytes(chunk_size=7))) == COMPRESSED_DOC
     with client.stream("GET", f"/{coding}") as response:

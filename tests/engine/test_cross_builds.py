@@ -7,6 +7,11 @@ both cross-built by scripts/build_libcurl.sh --host.
   qemu-aarch64-static (the linux and the posix platform layer);
 * Windows x86_64: MinGW-w64, libcurl with Schannel, run under Wine (the windows layer).
 
+tests/c/decode_test.c, the content decoders (csrc/decode.c), is cross-built and run the same
+way, on tests/support/decode_vectors.py's bodies: with gzip, deflate, br and zstd on aarch64,
+and gzip and deflate only with MinGW, whose libcurl build links no brotli or zstd (Debian has
+no MinGW packages of them; the Windows wheels, built on Windows, link both).
+
 Slow on a clean machine (two libcurl builds, then emulation), so not part of the default run:
 `scripts/check_platforms.sh` runs this file (`pytest -m cross`); it installs the cross tools.
 """
@@ -22,11 +27,14 @@ import pytest
 
 from tests.servers import HypercornServer
 from tests.servers.h2_scripted import ScriptedH2Server
+from tests.support.bundled_libcurl import libcurl_flags_of
+from tests.support.decode_vectors import vectors
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.cross
 
 SOURCES = [ROOT / "tests/c/engine_test.c", *sorted((ROOT / "csrc").glob("*.c"))]
+DECODE_SOURCES = [ROOT / "tests/c/decode_test.c", ROOT / "csrc/decode.c"]
 FLAGS = ["-std=c11", "-g", "-O1", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter"]
 
 
@@ -41,12 +49,15 @@ def _libcurl_for(host: str) -> Path:
     return Path(out.stdout.split()[-1])
 
 
-def _build(host: str, out: Path, cflags: list[str], libs: list[str]) -> Path:
+def _build(
+    host: str, out: Path, cflags: list[str], libs: list[str], sources: list[Path] = SOURCES
+) -> Path:
     prefix = _libcurl_for(host)
-    cflags = [*cflags, *(prefix / "cflags.txt").read_text().split()]
-    libs = [*(prefix / "link-args.txt").read_text().split(), *libs]
-    command = [f"{host}-gcc", *FLAGS, *cflags, f"-I{ROOT / 'csrc'}", f"-I{prefix / 'include'}"]
-    command += [*map(str, SOURCES), "-o", str(out), *libs]
+    curl_cflags, curl_libs = libcurl_flags_of(prefix)  # with the codecs' defines
+    cflags = [*cflags, *(prefix / "cflags.txt").read_text().split(), *curl_cflags]
+    libs = [*curl_libs, *libs]
+    command = [f"{host}-gcc", *FLAGS, *cflags, f"-I{ROOT / 'csrc'}"]
+    command += [*map(str, sources), "-o", str(out), *libs]
     built = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert built.returncode == 0, built.stderr
     return out
@@ -105,3 +116,33 @@ def test_engine_on_windows_under_wine(
         env=env,
     )
     _check(result, "windows")
+
+
+def _check_decoders(command: list[str], codings: str, env: dict[str, str] | None = None) -> None:
+    result = subprocess.run(
+        command, input=vectors(), capture_output=True, timeout=900, env=env
+    )  # fmt: skip
+    stdout = result.stdout.decode().replace("\r\n", "\n")  # Wine's text mode
+    stderr = result.stderr.decode(errors="replace")
+    assert result.returncode == 0, stdout[-4000:] + stderr[-6000:]
+    assert f"codings: {codings}\n" in stdout
+    assert "all checks passed" in stdout
+
+
+@pytest.mark.timeout(1200)
+def test_decoders_on_aarch64_under_qemu(tmp_path: Path) -> None:
+    _needs("aarch64-linux-gnu-gcc", "qemu-aarch64-static")
+    binary = _build(
+        "aarch64-linux-gnu", tmp_path / "decode_test", ["-D_GNU_SOURCE"], ["-static"],
+        DECODE_SOURCES,
+    )  # fmt: skip
+    _check_decoders(["qemu-aarch64-static", str(binary)], "gzip deflate br zstd")
+
+
+@pytest.mark.timeout(1200)
+def test_decoders_on_windows_under_wine(tmp_path: Path) -> None:
+    _needs("x86_64-w64-mingw32-gcc", "wine")
+    binary = _build("x86_64-w64-mingw32", tmp_path / "decode_test.exe", [], ["-static"],
+                    DECODE_SOURCES)  # fmt: skip
+    env = dict(os.environ, WINEPREFIX=str(tmp_path / "wine"), WINEDEBUG="-all")
+    _check_decoders(["wine", str(binary)], "gzip deflate", env)

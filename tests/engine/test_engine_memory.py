@@ -3,7 +3,9 @@
 tests/c/engine_test.c drives csrc/ directly (requests, concurrency, cancel, timeouts, refused
 connections, shutdown with a transfer in flight, streaming, fed uploads, h2c bursts) against the
 suite's ASGI server, and the HTTP/2 gate's restart paths (a refused stream, a stream lost to
-GOAWAY) against the scripted h2 server. valgrind
+GOAWAY) against the scripted h2 server. tests/c/decode_test.c drives the content decoders
+(csrc/decode.c) through tests/support/decode_vectors.py's bodies: valid, truncated, corrupt and
+bombs, in every coding, fed and read in pieces of several sizes. valgrind
 must report no invalid access and no definitely-lost block; the ASan+UBSan build must run
 clean. Both builds compile csrc/ afresh, so they check the sources as they are now.
 """
@@ -20,18 +22,20 @@ import pytest
 from tests.servers import HypercornServer
 from tests.servers.h2_scripted import ScriptedH2Server
 from tests.support.bundled_libcurl import libcurl_flags
+from tests.support.decode_vectors import vectors
 from tests.support.paths import ROOT
 from tests.support.sanitized import skip_under_asan
 
 SOURCES = [str(ROOT / "tests/c/engine_test.c"), *map(str, sorted((ROOT / "csrc").glob("*.c")))]
+DECODE_SOURCES = [str(ROOT / "tests/c/decode_test.c"), str(ROOT / "csrc/decode.c")]
 
 
-def _compile(out: Path, *extra_flags: str) -> Path:
+def _compile(out: Path, *extra_flags: str, sources: list[str] = SOURCES) -> Path:
     cflags, libs = libcurl_flags()
     flags = ["-std=c11", "-D_GNU_SOURCE", "-g", "-O1", "-Wall", "-Wextra", "-Werror"]
     flags += ["-Wno-unused-parameter", f"-I{ROOT / 'csrc'}", *cflags, *extra_flags]
     built = subprocess.run(
-        ["gcc", *flags, *SOURCES, "-o", str(out), *libs, "-pthread"],
+        ["gcc", *flags, *sources, "-o", str(out), *libs, "-pthread"],
         capture_output=True,
         text=True,
     )
@@ -103,3 +107,40 @@ def test_engine_threads_are_clean_under_tsan(
     )
     _assert_passed(result)
     assert "WARNING: ThreadSanitizer" not in result.stderr, result.stderr[-6000:]
+
+
+@pytest.fixture(scope="module")
+def decode_vectors(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("decode") / "vectors.bin"
+    path.write_bytes(vectors())
+    return path
+
+
+def _run_decode_test(cmd: list[str], vectors_file: Path) -> subprocess.CompletedProcess[str]:
+    with vectors_file.open("rb") as stdin:
+        result = subprocess.run(cmd, stdin=stdin, capture_output=True, timeout=300)
+    out = subprocess.CompletedProcess(
+        cmd, result.returncode, result.stdout.decode(), result.stderr.decode(errors="replace")
+    )
+    assert out.returncode == 0, out.stdout + out.stderr[-6000:]
+    assert "all checks passed" in out.stdout
+    assert "codings: gzip deflate br zstd\n" in out.stdout  # this machine's build has all four
+    assert "skipped (coding not built in): 0\n" in out.stdout
+    return out
+
+
+@pytest.mark.timeout(360)
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+@skip_under_asan
+def test_decoders_are_clean_under_valgrind(tmp_path: Path, decode_vectors: Path) -> None:
+    binary = _compile(tmp_path / "decode_test", sources=DECODE_SOURCES)
+    valgrind = ["valgrind", "--quiet", "--leak-check=full", "--errors-for-leak-kinds=definite"]
+    _run_decode_test([*valgrind, "--error-exitcode=97", str(binary)], decode_vectors)
+
+
+@pytest.mark.timeout(240)
+def test_decoders_are_clean_under_asan(tmp_path: Path, decode_vectors: Path) -> None:
+    flags = ("-fsanitize=address,undefined", "-fno-sanitize-recover=undefined")
+    binary = _compile(tmp_path / "decode_test_asan", *flags, sources=DECODE_SOURCES)
+    result = _run_decode_test([str(binary)], decode_vectors)
+    assert "runtime error" not in result.stderr

@@ -34,7 +34,8 @@ def _crc32_of_zeros(blocks: int) -> int:
 
 
 def zstd_module() -> types.ModuleType:
-    """compression.zstd (Python 3.14) or its backport: what requestx decodes zstd with."""
+    """compression.zstd (Python 3.14) or its backport, to compress zstd test bodies
+    (requestx decodes zstd in C, csrc/decode.c)."""
     try:
         return importlib.import_module("compression.zstd")
     except ImportError:

@@ -13,6 +13,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 import typing
 from pathlib import Path
 
@@ -171,6 +172,192 @@ def test_the_comparison_runs_the_load_generator_against_wrk(tmp_path: Path) -> N
         assert "requestx.bench ÷ wrk" in report
 
 
+def test_the_comparison_runs_the_scale_cells(tmp_path: Path) -> None:
+    """compare.py's async-scale group, at 50 and 200 tasks instead of 1,000 and 10,000, on
+    every loop: each cell completes and reports every field (requests/s, CPU per request,
+    connections, peak memory per request in flight, the client's settings), and the report
+    gives the open-file limit and nginx's settings. No speed is asserted."""
+    out = tmp_path / "report"
+    done = subprocess.run(
+        [
+            sys.executable, str(BENCHMARKS / "compare.py"), "--peers", "requestx",
+            "--scenarios", "async-scale", "--scale", "50,200", "--repeats", "1",
+            "--seconds", "0.2", "--warmup", "0.05", "--out", str(out),
+        ],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    results = json.loads((out / "results.json").read_text())
+    outcomes = results["outcomes"]
+    assert sorted((o["cell"]["group"], o["cell"]["key"]) for o in outcomes) == [
+        (f"async-scale-{loop}", n) for loop in ("asyncio", "trio", "uvloop") for n in (50, 200)
+    ]
+    for outcome in outcomes:
+        n = outcome["cell"]["concurrency"]
+        (run,) = outcome["runs"]
+        assert run["error"] is None and run["requests"] > 0 and run["cpu_seconds"] > 0, run
+        assert 1 <= run["connections"] <= n, run
+        assert run["rss_method"] in ("VmHWM", "ru_maxrss"), run
+        assert run["rss_peak_kib"] >= run["rss_idle_kib"] > 0, run
+        assert run["timeout"] == 60 and f"max_connections={n}" in run["settings"], run
+        assert run["open_files"] >= n, run
+    environment = results["environment"]
+    assert environment["open_files"]["soft"] >= 200 and environment["scale_not_run"] == {}
+    assert environment["nginx_limits"]["worker_connections"] >= 200
+    report = (out / "report.md").read_text()
+    for loop in ("asyncio", "uvloop", "trio"):
+        assert f"at scale, tasks on one client: {loop}" in report
+    rows = [line for line in report.splitlines() if line.startswith("| requestx | ")]
+    scale_rows = [row for row in rows if "conn ·" in row]
+    assert len(scale_rows) == 3 and all(row.count(" KiB/req") == 2 for row in scale_rows), rows
+    assert "## Settings of the scale cells" in report and "Open files: RLIMIT_NOFILE" in report
+    assert "timeout=60" in report and "failed" not in report
+
+
+def test_the_report_names_peers_it_did_not_measure() -> None:
+    """A peer with a client of a table's kind that the table does not measure is named beside
+    the table, with the reason, and the ratio row says it is to the best peer measured."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import compare
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    entry: dict[str, typing.Any] = {
+        "rps": 1000.0, "low": 900.0, "high": 1100.0, "cpu_us": 50.0, "connections": 10,
+        "failed": [],
+    }  # fmt: skip
+    summary = {
+        "sync-get": {"requestx": {10: dict(entry)}, "pycurl": {10: dict(entry)}},
+        "async-get-trio": {"requestx": {64: dict(entry)}, "httpx": {64: dict(entry)}},
+    }
+    selected = [name for name in compare.PEERS if name != "niquests"]
+    missing = {"pyreqwest": "pyreqwest: pip install failed: no wheel"}
+    left_out = compare.unmeasured(summary, missing, selected)
+    # Every other peer with a blocking client, pyreqwest's among them; on trio every async
+    # peer runs (httpx, measured here), so nothing is left out of that table.
+    assert set(left_out) == {"sync-get"}
+    assert left_out["sync-get"]["pyreqwest"].startswith("could not be installed")
+    assert left_out["sync-get"]["niquests"] == "not selected with --peers"
+    assert left_out["sync-get"]["httpx"] == "every run failed (see Failed runs)"
+    assert (
+        "pycurl" not in left_out["sync-get"] and "requestx-per-thread" not in left_out["sync-get"]
+    )
+    environment = {
+        "date": "now", "machine": "m", "python": "3", "server": "s", "repeats": 1, "seconds": 1,
+    }  # fmt: skip
+    report = compare.markdown(summary, {}, missing, environment, left_out)
+    assert "**Not a full comparison:**" in report
+    assert "| **requestx ÷ best measured peer** | 1.00× |" in report
+    assert "Not measured here, though each has a blocking client:** httpx" in report
+    assert "pyreqwest (could not be installed" in report
+    assert "| **requestx ÷ best peer** | 1.00× |" in report  # the trio table is complete
+
+
+def test_every_peer_with_a_driver_is_marked_so() -> None:
+    """peers.py's sync/asynchronous flags say which tables a peer belongs in: they must match
+    the drivers that exist, or a peer's client would silently be left out of a table."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import async_clients
+        import clients
+        from peers import PEERS
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    for name, peer in PEERS.items():
+        assert peer.sync == (name in clients.DRIVERS), name
+        assert peer.asynchronous == (name in async_clients.DRIVERS), name
+    assert PEERS["pyreqwest"].sync and PEERS["pyreqwest"].asynchronous
+
+
+def _limited(code: str, open_files: int) -> subprocess.CompletedProcess[str]:
+    """`code` in a fresh interpreter whose RLIMIT_NOFILE (soft and hard) is `open_files`."""
+    prologue = (
+        "import resource, sys\n"
+        f"resource.setrlimit(resource.RLIMIT_NOFILE, ({open_files}, {open_files}))\n"
+        f"sys.path.insert(0, {str(BENCHMARKS)!r})\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", prologue + code], capture_output=True, text=True, timeout=60
+    )
+
+
+def test_a_hard_limit_too_low_for_the_connections_is_said_plainly() -> None:
+    """Under a hard open-file limit of 1,024, nginx asked for 10,000 connections refuses to
+    start, and a cell of 5,000 tasks does not run, each saying what limit it needs."""
+    done = _limited(
+        "from nginx import Nginx\n"
+        "try:\n"
+        "    Nginx(connections=10_000).start()\n"
+        "except RuntimeError as exc:\n"
+        "    print(exc)\n",
+        1024,
+    )
+    assert "nginx cannot hold 10,000 connections" in done.stdout, done.stdout + done.stderr
+    assert "RLIMIT_NOFILE is 1,024 (hard limit 1,024)" in done.stdout
+    done = _limited(
+        "import async_workload\n"
+        "async_workload.main(['requestx', 'asyncio', '5000', 'http://127.0.0.1:9', '0.1'])\n",
+        1024,
+    )
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["error"].startswith("not run: 5,000 connections need an open-file limit of")
+    assert result["requests"] == 0 and result["open_files"] == 1024
+
+
+def test_nginx_holds_thousands_of_connections() -> None:
+    """Nginx(connections=N): worker_connections with headroom, worker_rlimit_nofile and the
+    listen backlog in its config, under the open-file limit raised to the hard limit."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import fdlimit
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    if not fdlimit.raise_open_files().allows(2_000 + 2_000 // 8 + 64):
+        pytest.skip("the hard open-file limit is too low for 2,000 connections")
+    with nginx_or_skip(connections=2_000) as server:
+        assert server.run_dir is not None
+        config = (server.run_dir / "nginx.conf").read_text()
+        limits = server.limits
+        assert limits["worker_connections"] == 2_000 + 2_000 // 8 + 64
+        assert f"worker_connections {limits['worker_connections']};" in config
+        assert f"worker_rlimit_nofile {limits['worker_rlimit_nofile']};" in config
+        assert f" backlog={limits['listen_backlog']};" in config
+    with nginx_or_skip() as server:  # the default is unchanged
+        assert server.limits == {"worker_connections": 1024}
+
+
+def test_a_cell_whose_loop_never_comes_back_is_ended_with_what_it_knows() -> None:
+    """async_workload.py's watchdog: a client that holds the event loop (as a pool doing O(N)
+    work per request does at 10,000 tasks) keeps the loop from reaching any timeout of its
+    own; the cell still ends, within its bound, and says how far it got."""
+    code = (
+        "import time\n"
+        "import async_clients, async_workload\n"
+        "class Hog(async_clients.AsyncDriver):\n"
+        "    name = 'hog'\n"
+        "    @classmethod\n"
+        "    async def open(cls, concurrency, timeout=None):\n"
+        "        return cls(None)\n"
+        "    @classmethod\n"
+        "    def settings(cls, concurrency, timeout=None):\n"
+        "        return 'Hog()'\n"
+        "    async def get_json(self, url):\n"
+        "        time.sleep(0.01)  # and never yields to the loop\n"
+        "async_workload.DRIVERS['hog'] = Hog\n"
+        "async_workload.OPEN_TIMEOUT = async_workload.WARMUP_GRACE = 0.2\n"
+        "async_workload.DRAIN_TIMEOUT = async_workload.TEARDOWN_TIMEOUT = 0.2\n"
+        "async_workload.main(['hog', 'asyncio', '20', 'http://127.0.0.1:9', '0.1', '0.1'])\n"
+    )
+    started = time.monotonic()
+    done = _limited(code, 4096)
+    assert time.monotonic() - started < 30
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["error"].startswith("the cell did not end within 1 s"), result
+    assert result["error"].endswith("1 of 20 tasks had an answer"), result
+    assert result["settings"] == "Hog()"
+
+
 def test_timed_runs_count_failed_requests_and_go_on() -> None:
     """workload.run_timed counts the calls that raise (the error rate of the payload sweep)
     instead of ending the run at the first one."""
@@ -225,3 +412,14 @@ def test_wake_cost_probe_runs(tmp_path: Path) -> None:
         (run,) = runs
         assert run["requests_per_second"] > 0 and run["cpu_us_per_request"] > 0
         assert 0 <= run["answered_during_nap"] <= 1
+
+
+def test_decode_gzip_benchmark_runs() -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "decode_gzip.py"), "--rounds", "1", "--seconds", "0.2",
+         "--warmup", "0.05", "--parse"],
+        capture_output=True, text=True, timeout=120, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    rows = [line.split()[:3] for line in done.stdout.splitlines() if "x10" in line]
+    assert [row[2] for row in rows] == ["python", "c", "none"] * 2, done.stdout

@@ -102,15 +102,18 @@ EXTERNAL_PREFIXES = {
     "aiohttp",
     "anyio",
     "asyncio",
+    "curl_cffi",
     "http",  # http.cookiejar, and ASGI's "http.*" message types
     "httpx",
     "inspect",
     "ipaddress",
     "json",
     "loop",  # an asyncio event loop
+    "niquests",
     "orjson",
     "os",
     "pycurl",
+    "pyreqwest",
     "requests",
     "socket",
     "ssl",
@@ -118,6 +121,7 @@ EXTERNAL_PREFIXES = {
     "time",
     "trio",
     "typing",
+    "urllib3",
     "uvloop",
     "weakref",
     "zlib",
@@ -141,11 +145,16 @@ EXTERNAL_NAMES = {
     "setsockopt",
     "socketpair",
     "strerror",
+    # zlib's API (csrc/decode.c)
+    "inflate",
     # CPython's GIL internals (Python/ceval_gil.c)
     "drop_gil",
     "take_gil",
-    # pyreqwest's client builder (benchmarks/README.md: how it is forced to HTTP/2)
+    # pyreqwest's client builder (benchmarks/README.md: how it is forced to HTTP/2) and its
+    # request builder's bodies (benchmarks/README.md: its blocking driver)
     "http2_prior_knowledge",
+    "body_json",
+    "form",
     # a wheel's platform tag (docs/wheels.md)
     "macosx_arm64",
     # `codes.not_found`: one of the lower-case aliases _status_codes.py makes with setattr
@@ -232,6 +241,7 @@ DEFINITIONS = (
     re.compile(rf"^\s+[\w\s*]+?\b({IDENTIFIER})\s*(?:\[[^\]]*\])?\s*;", re.M),  # C fields
     re.compile(rf"^}}\s*({IDENTIFIER})\s*;", re.M),  # typedef struct { ... } name;
     re.compile(rf"\btypedef\s+(?:struct|union|enum)?\s*\w+\s+\**({IDENTIFIER})\s*;"),
+    re.compile(rf"-D({IDENTIFIER})"),  # macros defined on a compile line (RX_DECODE_ZSTD)
 )
 
 
