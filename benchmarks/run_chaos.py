@@ -38,6 +38,7 @@ import argparse
 import asyncio
 import collections
 import contextlib
+import ctypes
 import gc
 import itertools
 import json
@@ -72,6 +73,40 @@ class Corrupt(Exception):
 def rss_bytes() -> int:
     with open("/proc/self/statm") as statm:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+class MallInfo2(ctypes.Structure):
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in (
+            "arena", "ordblks", "smblks", "hblks", "hblkhd",
+            "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost",
+        )
+    ]  # fmt: skip
+
+
+def c_heap_in_use() -> int | None:
+    """Bytes malloc has handed out and not had back (glibc's mallinfo2: every arena, and
+    blocks mmapped on their own); RSS minus this is mostly free memory malloc keeps."""
+    try:
+        mallinfo2 = ctypes.CDLL(None).mallinfo2
+    except (OSError, AttributeError):
+        return None  # not glibc 2.33 or later
+    mallinfo2.restype = MallInfo2
+    info = mallinfo2()
+    return int(info.uordblks + info.hblkhd)
+
+
+def at_rest(stage: str, load_seconds: float, ended: int) -> dict[str, typing.Any]:
+    heap = c_heap_in_use()
+    return {
+        "stage": stage,
+        "load_s": load_seconds,
+        "requests_ended": ended,
+        "rss_mb": round(rss_bytes() / 2**20, 1),
+        "c_heap_in_use_mb": None if heap is None else round(heap / 2**20, 1),
+        "python_blocks": sys.getallocatedblocks(),
+    }
 
 
 def engine_threads() -> int:
@@ -179,9 +214,6 @@ class Stages:
             )
 
 
-LOAD_STAGES = ("warmup", "load")
-
-
 # --- one request --------------------------------------------------------------------------------
 
 
@@ -283,6 +315,11 @@ class Soak:
             "threads": quarter,
         }
         self.stages = Stages(2 + self.share["threads"])
+        # The load is cut into segments of --rest-every seconds; after each, every worker
+        # ends its request and the process is measured at rest.
+        segments = max(1, round(args.seconds / args.rest_every)) if args.rest_every else 1
+        self.segment_seconds = args.seconds / segments
+        self.load_stages = ["warmup"] + [f"load-{n + 1}" for n in range(segments)]
         self.blocking: dict[str, typing.Any] = {}
         self.kinds = list(KINDS)
         self.weights = list(KINDS.values())
@@ -311,7 +348,7 @@ class Soak:
             anyio.run(self._async_main, backend, backend=backend)
         except BaseException as exc:  # a runtime that dies is a failure, reported
             self.stages.crashed.append(f"{backend}: {type(exc).__name__}: {exc}")
-            for stage in (*LOAD_STAGES, "fresh"):
+            for stage in (*self.load_stages, "fresh"):
                 self.stages.finish(stage)
 
     async def _async_main(self, backend: str) -> None:
@@ -324,7 +361,7 @@ class Soak:
         rng = random.Random(f"{self.args.seed}-{backend}")
         tally = self.tally
         try:
-            for stage in LOAD_STAGES:
+            for stage in self.load_stages:
                 deadline = await anyio.to_thread.run_sync(self.stages.wait_open, stage)
 
                 async def worker(seed: int, deadline: float = deadline) -> None:
@@ -383,7 +420,7 @@ class Soak:
         rng = random.Random(f"{self.args.seed}-thread-{n}")
         tally = self.tally
         try:
-            for stage in LOAD_STAGES:
+            for stage in self.load_stages:
                 deadline = self.stages.wait_open(stage)
                 while time.monotonic() < deadline:
                     protocol, kind = self.draw(rng)
@@ -404,7 +441,7 @@ class Soak:
                     self._fresh_blocking(protocol, client)
         except BaseException as exc:
             self.stages.crashed.append(f"thread {n}: {type(exc).__name__}: {exc}")
-            for stage in (*LOAD_STAGES, "fresh"):
+            for stage in (*self.load_stages, "fresh"):
                 self.stages.finish(stage)
             return
         self.stages.finish("fresh")
@@ -485,8 +522,11 @@ def drive(
     hung: list[str] = []
     rss: dict[str, int] = {}
     rss_samples: list[float] = []  # every 10 s, under load (so with bodies in flight)
+    rests: list[dict[str, typing.Any]] = []  # at the end of the warm-up and of each segment
     started = time.monotonic()
-    for stage, seconds in (("warmup", args.warmup), ("load", args.seconds)):
+    load_seconds = 0.0
+    for stage in soak.load_stages:
+        seconds = args.warmup if stage == "warmup" else soak.segment_seconds
         deadline = time.monotonic() + seconds
         stages.open(stage, deadline)
         while not stages.wait_done(stage, timeout=10.0):
@@ -504,11 +544,13 @@ def drive(
                 break
         if hung:
             break
-        if stage == "load":
-            load_seconds = time.monotonic() - (deadline - seconds)
+        if stage != "warmup":
+            load_seconds += time.monotonic() - (deadline - seconds)
         gc.collect()
-        rss[stage] = rss_bytes()
-        progress(f"{stage} over: RSS {rss[stage] / 2**20:.1f} MB")
+        rest = at_rest(stage, round(load_seconds, 1), tally.snapshot()[1])
+        rests.append(rest)
+        rss["warmup" if stage == "warmup" else "load"] = rss_bytes()
+        progress(f"{stage} over, at rest: {rest}")
     settings = {**vars(args), "json": args.json and str(args.json)}
     report: dict[str, typing.Any] = {"settings": settings, "share": soak.share}
     if hung:
@@ -540,6 +582,7 @@ def drive(
             "rss_end_mb": round(rss["load"] / 2**20, 1),
             "rss_growth_mb": round((rss["load"] - rss["warmup"]) / 2**20, 2),
             "rss_samples_mb": rss_samples,
+            "at_rest": rests,
             "idle_cpu": round(idle_cpu, 4),
             "idle_engine_threads": threads_idle,
             "fresh_ok": fresh_done and not tally.fresh_failures,
@@ -637,6 +680,12 @@ def print_table(report: dict[str, typing.Any]) -> None:
             f"({report['idle_engine_threads']} engine threads); live objects "
             f"{report['live_objects']}"
         )
+    for rest in report.get("at_rest", []):
+        print(
+            f"  at rest after {rest['stage']:<8} {rest['load_s']:>6} s of load, "
+            f"{rest['requests_ended']:>9,} requests: RSS {rest['rss_mb']} MB, C heap in use "
+            f"{rest['c_heap_in_use_mb']} MB, {rest['python_blocks']:,} Python blocks"
+        )
     for rid, outcome in list(report["posts_seen_twice"].items())[:20]:
         print(f"  ! POST {rid} reached the origin twice; its caller got: {outcome}")
     for line in report.get("hung", []) + report["crashed"] + report.get("fresh_failures", []):
@@ -655,6 +704,9 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=256)
     parser.add_argument("--max-growth-mb", type=float, default=5.0)
     parser.add_argument("--seed", type=int, default=37)
+    parser.add_argument(
+        "--rest-every", type=float, default=60.0, help="a rest point every S s of load (0: none)"
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     if args.warmup is None:
