@@ -583,6 +583,14 @@ def drive(
             "rss_growth_mb": round((rss["load"] - rss["warmup"]) / 2**20, 2),
             "rss_samples_mb": rss_samples,
             "at_rest": rests,
+            # Not checked, for telling a leak from memory malloc keeps: growth of what malloc
+            # has handed out, and of Python's allocated blocks, over the same span as RSS.
+            "c_heap_growth_mb": (
+                None
+                if rests[0]["c_heap_in_use_mb"] is None
+                else round(rests[-1]["c_heap_in_use_mb"] - rests[0]["c_heap_in_use_mb"], 1)
+            ),
+            "python_blocks_growth": rests[-1]["python_blocks"] - rests[0]["python_blocks"],
             "idle_cpu": round(idle_cpu, 4),
             "idle_engine_threads": threads_idle,
             "fresh_ok": fresh_done and not tally.fresh_failures,
@@ -679,6 +687,11 @@ def print_table(report: dict[str, typing.Any]) -> None:
             f"({report['rss_growth_mb']:+} MB); idle CPU {report['idle_cpu']:.1%} "
             f"({report['idle_engine_threads']} engine threads); live objects "
             f"{report['live_objects']}"
+        )
+        print(
+            f"over the same span: C heap in use {report['c_heap_growth_mb']:+} MB, Python "
+            f"blocks {report['python_blocks_growth']:+,} (MALLOC_ARENA_MAX="
+            f"{os.environ.get('MALLOC_ARENA_MAX', 'unset')})"
         )
     for rest in report.get("at_rest", []):
         print(
