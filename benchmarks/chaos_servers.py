@@ -215,6 +215,10 @@ def origin_main(conn: Connection, certfile: str) -> None:
     config.loglevel = "ERROR"
     config.graceful_timeout = 1.0
     config.keep_alive_max_requests = ORIGIN_MAX_REQUESTS
+    # Longer than the soak's idle pause (about 7 s): the fresh requests after it must not race
+    # the origin closing their pooled connections (a POST that loses that race raises, as it
+    # should). The proxy's idle-close plays that fault during the load instead.
+    config.keep_alive_timeout = 20.0
     config.h2_max_concurrent_streams = 1000
     config.backlog = 1024
 
