@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import typing
 from pathlib import Path
 
 import pytest
@@ -67,3 +68,67 @@ def test_the_chaos_soak_survives_its_faults(tmp_path: Path) -> None:
     assert isinstance(report["rss_growth_mb"], float)
     assert all(report["checks"].values()) and report["ok"], report["checks"]
     assert "PASS  no POST seen twice" in done.stdout
+
+
+def _soak_module() -> typing.Any:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import run_chaos
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    return run_chaos
+
+
+def _passing_report() -> dict[str, typing.Any]:
+    return {
+        "settings": {"max_growth_mb": 5.0},
+        "origin": {"posts_seen_twice": []},
+        "rss_growth_mb": 1.0,
+        "idle_cpu": 0.01,
+        "fresh_ok": True,
+        "live_objects": {"transfers": 0, "easy_handles": 0, "buffers": 0},
+    }
+
+
+def test_each_broken_requirement_fails_the_soak() -> None:
+    """The verdict itself: a report that breaks one requirement is not ok, and names it."""
+    chaos = _soak_module()
+
+    def verdict(report: dict[str, typing.Any], tally: typing.Any = None) -> dict[str, bool]:
+        tally = tally or chaos.Tally()
+        result = chaos.summarize(report, tally, chaos.Stages(1))
+        return {name: ok for name, ok in result["checks"].items() if not ok}
+
+    assert verdict(_passing_report()) == {}
+    report = _passing_report()
+    report["origin"]["posts_seen_twice"] = ["asyncio-h1-post-7"]
+    assert verdict(report) == {"no POST seen twice": False}
+    for key, value, check in [
+        ("rss_growth_mb", 6.0, "RSS growth < 5.0 MB"),
+        ("idle_cpu", 0.2, "idle CPU < 5%"),
+        ("fresh_ok", False, "fresh requests succeed"),
+        ("live_objects", {"transfers": 1}, "no engine object left"),
+        ("hung", ["asyncio-h2-get-3 (61 s)"], "no request lost or hung"),
+    ]:
+        assert verdict({**_passing_report(), key: value}) == {check: False}
+    lost = chaos.Tally()
+    lost.start("trio", "h2c", "get")  # issued, never ended
+    assert verdict(_passing_report(), lost) == {"no request lost or hung": False}
+
+
+def test_only_request_errors_and_cancellation_count_as_documented() -> None:
+    import requestx
+
+    chaos = _soak_module()
+    assert chaos.classify(requestx.ReadTimeout("slow")) == ("ReadTimeout", "")
+    assert chaos.classify(requestx.RemoteProtocolError("cut")) == ("RemoteProtocolError", "")
+    outcome, failure = chaos.classify(RuntimeError("engine closed"))
+    assert outcome == "RuntimeError" and failure.startswith("undocumented exception")
+    outcome, failure = chaos.classify(chaos.Corrupt("corrupt: body of 3 bytes, 5 expected"))
+    assert outcome == "corrupt" and failure
+    tally = chaos.Tally()
+    rid = tally.start("threads", "h1", "get")
+    tally.end(rid, ("threads", "h1", "get"), *chaos.classify(ValueError("x")))
+    report = chaos.summarize(_passing_report(), tally, chaos.Stages(1))
+    assert report["checks"]["every exception documented, every answer right"] is False
+    assert report["failures"] == {"undocumented exception": 1}
