@@ -111,6 +111,7 @@ _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 _IPV4 = re.compile(rf"{_OCTET}\.{_OCTET}\.{_OCTET}\.{_OCTET}").fullmatch
 _PORT = re.compile(r"[0-9]{1,5}").fullmatch
 _BAD_HOST_CHAR = re.compile(f"[^{_class(_HOST_CHARS)}]").search
+_BAD_IPV6_CHAR = re.compile(r"[^0-9A-Za-z:.%_~-]").search  # zone id: RFC 6874 ZoneID
 
 # What each keyword argument of URL(...) may look like (before normalisation).
 _KWARG_SHAPE = {
@@ -175,11 +176,16 @@ def _normalize_host(host: str) -> str:
             raise InvalidURL(f"Invalid IPv6 address: {host!r}")
         import ipaddress
 
+        address = host[1:-1]
         try:
-            ipaddress.IPv6Address(host[1:-1])
+            ipaddress.IPv6Address(address)
         except ValueError:
-            raise InvalidURL(f"Invalid IPv6 address: {host!r}") from None
-        return host[1:-1]
+            raise InvalidURL(f"Invalid IPv6 address: {address!r}") from None
+        # ipaddress takes any text after "%" as a zone id ("::1%eth 0", non-ASCII): RFC 6874
+        # allows unreserved characters and escapes (found by fuzz/python/url_fuzzer.py).
+        if _BAD_IPV6_CHAR(address) is not None:
+            raise InvalidURL(f"Invalid character in IPv6 address: {address!r}")
+        return address
     if host.isascii():
         host = host.lower()
         bad = _BAD_HOST_CHAR(host)

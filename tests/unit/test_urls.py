@@ -303,6 +303,9 @@ def test_port_keyword_out_of_range_is_rejected() -> None:
         "http://[::g]/",
         "http://[1.2.3.4]/",
         "http://[::1/",
+        "http://[::1%eth 0]/",  # a zone id is a host name's characters (fuzz/corpus/url/)
+        "http://[::1%2\xff]/",
+        "http://[fe80::1%\u00fc]:80/",
         "http://xn--ü.com/",
         "http://a..ü/",
     ],
