@@ -355,6 +355,8 @@ class URL:
             if number is None or number == _DEFAULT_PORTS.get(scheme):
                 number = None
                 self._str = None  # ":" alone or the default port: not in str()
+            elif port[0] == "0" and len(port) > 1:
+                self._str = None  # ":0880" is written ":880"
             port = number
         if path is None:
             path = ""

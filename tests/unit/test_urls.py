@@ -69,6 +69,8 @@ URL_CORPUS = [
     "http://h:65535/",
     "http://h:0/",
     "http://h:0080/",
+    "http://h:0880/",  # str() is ":880" (found by fuzz/python/url_fuzzer.py)
+    "http://h:00/",
     "https://h//double//slashes",
     "http://",
     "http:///path",
@@ -162,6 +164,8 @@ FAST_PATH_URLS = [
     "https://h:443",
     "http://h:/x",
     "http://h:0080/",
+    "http://h:0880/",  # str() is ":880" (found by fuzz/python/url_fuzzer.py)
+    "http://h:00/",
     "http://h/a/./b/../c",
     "http://h/.well-known/x",
     "http://h/a/b/..",
