@@ -350,8 +350,8 @@ class URL:
             # The pattern guarantees ASCII digits; only the range and the default
             # port need checking.
             number = int(port) if port else None
-            if number is not None and number > 65535:
-                raise InvalidURL(f"Invalid port: {port!r}")
+            if number is not None and (number > 65535 or len(port) > 5):
+                raise InvalidURL(f"Invalid port: {port!r}")  # at most 5 digits, as _PORT
             if number is None or number == _DEFAULT_PORTS.get(scheme):
                 number = None
                 self._str = None  # ":" alone or the default port: not in str()

@@ -277,6 +277,8 @@ def test_header_smuggling_through_params_is_escaped_not_sent() -> None:
         "http://h:abc/",
         "http://h:80:80/",
         "http://[::1]80/",
+        "http://h:000000/",  # more than 5 digits, on the fast path too (fuzz/corpus/url/)
+        "http://h:000080/x",
     ],
 )
 def test_invalid_ports_are_rejected(text: str) -> None:
