@@ -574,6 +574,8 @@ class URL:
         path, query = ref._path, ref._query
         if ref._userinfo or ref._host or ref._port is not None:
             userinfo, host, port = ref._userinfo, ref._host, ref._port
+            if port is not None and port == _DEFAULT_PORTS.get(self._scheme):
+                port = None  # "//b:80/x" against an http base: the default port, not written
             path = _remove_dot_segments(path)
         else:
             userinfo, host, port = self._userinfo, self._host, self._port

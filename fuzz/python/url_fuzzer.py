@@ -112,6 +112,17 @@ def _compare(text: str, ours: requestx.URL, theirs: httpx.URL) -> None:
         check(ours.netloc == theirs.netloc, "netloc differs from httpx", text)
 
 
+def _written_unambiguously(url: requestx.URL) -> bool:
+    """Whether str(url) is expected to read back as url. Two shapes do not, in requestx as
+    in httpx 0.28 (reported in fuzz/README.md): a relative URL whose path's first segment
+    holds a colon (`:a:b` is the path `a:b`, written `a:b`, read back as scheme `a`; RFC 3986
+    section 4.2 forbids writing it so), and an empty authority before a path that starts
+    with "//" (`p:////x`, written `p://x`, read back with the host `x`)."""
+    if not url.scheme and not url.netloc and ":" in url._path.split("/")[0]:
+        return False
+    return bool(url.netloc) or not url._path.startswith("//")
+
+
 def _parse(text: str) -> requestx.URL | None:
     try:
         return requestx.URL(text)
@@ -137,14 +148,7 @@ def test_one_input(data: bytes) -> None:
         written = str(requestx.URL._from_parts(*general))  # type: ignore[arg-type]
         check(str(ours) == written, "str() differs between the two paths", text, str(ours))
 
-    # A relative URL whose path's first segment holds a colon (`:a:b` is the path `a:b`)
-    # reads back as a scheme: RFC 3986 section 4.2 forbids writing it so, and requestx and
-    # httpx 0.28 both do (reported in fuzz/README.md); the round trip is checked elsewhere.
-    colon_path = ours is not None and not ours.scheme and ":" in ours._path.split("/")[0]
-    # Likewise an empty authority before a path that starts with "//" (`p:////x`): str()
-    # leaves the authority out, and `p://x` reads back with the host `x` (httpx 0.28 too).
-    slash_path = ours is not None and not ours.netloc and ours._path.startswith("//")
-    if ours is not None and not colon_path and not slash_path:
+    if ours is not None and _written_unambiguously(ours):
         again = requestx.URL(str(ours))
         check(again._parts() == ours._parts(), "URL(str(url)) differs from url", text, again)
         check(again == ours and hash(again) == hash(ours), "equal URLs compare unequal", text)
@@ -155,8 +159,9 @@ def test_one_input(data: bytes) -> None:
             ref = _parse(reference)
             if ref is not None:
                 joined = ours.join(ref)
-                rejoined = requestx.URL(str(joined))
-                check(rejoined._parts() == joined._parts(), "a joined URL is not stable", text)
+                if _written_unambiguously(joined):
+                    again = requestx.URL(str(joined))
+                    check(again._parts() == joined._parts(), "a joined URL is not stable", text)
 
     try:
         theirs = httpx.URL(text)

@@ -533,6 +533,8 @@ def test_join_follows_rfc3986(reference: str, expected: str) -> None:
         ("https://example.com/a", "https://other.org/x"),
         ("https://example.com/a", "http://other.org/x"),
         ("https://example.com/a", "//other.org/x"),
+        ("http://example.com/a", "//other.org:80/x"),  # the base's default port (fuzz/)
+        ("https://example.com/a", "//other.org:80/x"),
         ("https://u:p@example.com:8443/a/b", "../c"),
         ("http://h/a/b", URL("c d")),
     ],
