@@ -44,6 +44,11 @@ mkdir -p "$fuzz_dir/build"
 # it as a crash). head.c calls curl_strnequal: linked from the bundled libcurl.
 build_c() {
     local name="$1"; shift
+    local newer
+    newer="$(find "$@" csrc/*.h "${BASH_SOURCE[0]}" -newer "$fuzz_dir/build/$name" 2>/dev/null || true)"
+    if [ -x "$fuzz_dir/build/$name" ] && [ -z "$newer" ]; then
+        return 0 # built from these sources already
+    fi
     if ! command -v clang >/dev/null 2>&1; then
         echo "fuzz: clang is missing (scripts/bootstrap.sh --fuzz installs it)" >&2
         exit 2

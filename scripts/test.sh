@@ -45,8 +45,8 @@ echo "test: mypy"
 "$py" -m mypy
 # Every fuzz target briefly (fuzz/README.md): its seeds and what earlier runs found still pass,
 # and a few seconds of new inputs. Under a minute.
-echo "test: fuzz targets, 5 s each (scripts/fuzz.sh 5)"
-PYTHON="$py" scripts/fuzz.sh 5
+echo "test: fuzz targets, 4 s each (scripts/fuzz.sh 4)"
+PYTHON="$py" scripts/fuzz.sh 4
 echo "test: portability (scripts/check_portable.sh)"
 scripts/check_portable.sh
 # The wheel a user on an older Linux installs: built for glibc 2.28 with zig's compiler, then
