@@ -36,9 +36,10 @@ def _url(fdp: atheris.FuzzedDataProvider) -> str:
 
 def _jar(cookies: requestx.Cookies | httpx.Cookies) -> list[tuple[object, ...]]:
     return sorted(
-        (c.name, c.value, c.domain, c.path, c.secure, c.expires, c.port, c.version)
-        for c in cookies.jar
-    )
+        ((c.name, c.value, c.domain, c.path, c.secure, c.expires, c.port, c.version)
+         for c in cookies.jar),
+        key=repr,  # a value may be None (a cookie set without "=")
+    )  # fmt: skip
 
 
 def _cookie_header(module: object, cookies: object, url: str) -> str | None | type:
