@@ -137,3 +137,18 @@ int rx_head_line(rx_head *head, const char *line, size_t n)
     head->marks |= header_mark(line, n);
     return RX_HEAD_FIELD;
 }
+
+int rx_head_take(rx_head *head, rx_buffer *headers, size_t limit, const char *line, size_t n)
+{
+    int kind = rx_head_line(head, line, n);
+    if (kind == RX_HEAD_STATUS) {
+        rx_buffer_clear(headers); /* keep only the final block */
+    } else if (kind == RX_HEAD_END) {
+        return rx_buffer_append(headers, line, n) != 0 ? RX_E_NOMEM : kind;
+    } else if (kind != RX_HEAD_FIELD) {
+        return kind; /* refused: an RX_E_* */
+    }
+    if (headers->len + n > limit)
+        return RX_E_HEADERS_TOO_LARGE;
+    return rx_buffer_append(headers, line, n) != 0 ? RX_E_NOMEM : kind;
+}

@@ -112,12 +112,6 @@ long rx_transfer_live_count(void) { return __atomic_load_n(&live_transfers, __AT
  * NUL in a header or URL would end the line early and start a request of the attacker's own.
  */
 
-const unsigned char rx_token_chars[256] = {
-    ['0' ... '9'] = 1, ['A' ... 'Z'] = 1, ['a' ... 'z'] = 1,
-    ['!'] = 1, ['#'] = 1, ['$'] = 1, ['%'] = 1, ['&'] = 1, ['\''] = 1, ['*'] = 1, ['+'] = 1,
-    ['-'] = 1, ['.'] = 1, ['^'] = 1, ['_'] = 1, ['`'] = 1, ['|'] = 1, ['~'] = 1,
-};
-
 static int is_token(const char *s, size_t len)
 {
     if (len == 0)

@@ -1,6 +1,6 @@
 /* RFC 9110 token characters (method and header field names): digits, letters and
  * !#$%&'*+-.^_`|~. A table, because every request checks every header name it sends and every
- * header line it receives. Defined in request.c. */
+ * header line it receives. Defined in token.c. */
 #ifndef RX_TOKEN_H
 #define RX_TOKEN_H
 

@@ -255,29 +255,14 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
     t->last_activity_ms = rx_loop_now_ms;
     if (t->response.headers_done)
         return n; /* trailers after a chunked body: not part of the response headers */
-    int line = rx_head_line(&t->head, data, n);
-    if (line == RX_HEAD_STATUS) {
-        rx_buffer_clear(&t->response.headers); /* keep only the final block */
-    } else if (line == RX_HEAD_END) {
-        if (rx_buffer_append(&t->response.headers, data, n) != 0) {
-            t->own_error = RX_E_NOMEM;
-            return 0;
-        }
-        t->response.header_marks = t->head.marks;
-        headers_complete(t);
-        return n;
-    } else if (line != RX_HEAD_FIELD) {
-        t->own_error = line; /* refused: an RX_E_* */
-        return 0;
-    }
     size_t limit = t->options.max_header_bytes > 0 ? (size_t)t->options.max_header_bytes
                                                    : (size_t)RX_DEFAULT_MAX_HEADER_BYTES;
-    if (t->response.headers.len + n > limit) {
-        t->own_error = RX_E_HEADERS_TOO_LARGE;
-        return 0;
-    }
-    if (rx_buffer_append(&t->response.headers, data, n) != 0) {
-        t->own_error = RX_E_NOMEM;
+    int line = rx_head_take(&t->head, &t->response.headers, limit, data, n);
+    if (line == RX_HEAD_END) {
+        t->response.header_marks = t->head.marks;
+        headers_complete(t);
+    } else if (line != RX_HEAD_STATUS && line != RX_HEAD_FIELD) {
+        t->own_error = line; /* refused: an RX_E_* */
         return 0;
     }
     return n;

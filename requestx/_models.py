@@ -136,9 +136,10 @@ def _parse_header_block(block: bytes) -> list[_Entry]:
             break
         elif line[0] in (32, 9) and entries:
             first_name, lower, first_value = entries[-1]
-            folded = line.strip(b" \t")
-            joined = first_value + b" " + folded if first_value else folded
-            entries[-1] = (first_name, lower, joined)
+            folded = line.strip(b" \t\r")  # as a value's first line is stripped
+            if folded:  # a line of whitespace adds nothing (not even a space)
+                joined = first_value + b" " + folded if first_value else folded
+                entries[-1] = (first_name, lower, joined)
         # Anything else (no colon) is not a header line: skipped.
     return entries
 

@@ -111,6 +111,7 @@ _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 _IPV4 = re.compile(rf"{_OCTET}\.{_OCTET}\.{_OCTET}\.{_OCTET}").fullmatch
 _PORT = re.compile(r"[0-9]{1,5}").fullmatch
 _BAD_HOST_CHAR = re.compile(f"[^{_class(_HOST_CHARS)}]").search
+_BAD_IPV6_CHAR = re.compile(r"[^0-9A-Za-z:.%_~-]").search  # zone id: RFC 6874 ZoneID
 
 # What each keyword argument of URL(...) may look like (before normalisation).
 _KWARG_SHAPE = {
@@ -175,11 +176,16 @@ def _normalize_host(host: str) -> str:
             raise InvalidURL(f"Invalid IPv6 address: {host!r}")
         import ipaddress
 
+        address = host[1:-1]
         try:
-            ipaddress.IPv6Address(host[1:-1])
+            ipaddress.IPv6Address(address)
         except ValueError:
-            raise InvalidURL(f"Invalid IPv6 address: {host!r}") from None
-        return host[1:-1]
+            raise InvalidURL(f"Invalid IPv6 address: {address!r}") from None
+        # ipaddress takes any text after "%" as a zone id ("::1%eth 0", non-ASCII): RFC 6874
+        # allows unreserved characters and escapes (found by fuzz/python/url_fuzzer.py).
+        if _BAD_IPV6_CHAR(address) is not None:
+            raise InvalidURL(f"Invalid character in IPv6 address: {address!r}")
+        return address
     if host.isascii():
         host = host.lower()
         bad = _BAD_HOST_CHAR(host)
@@ -344,11 +350,13 @@ class URL:
             # The pattern guarantees ASCII digits; only the range and the default
             # port need checking.
             number = int(port) if port else None
-            if number is not None and number > 65535:
-                raise InvalidURL(f"Invalid port: {port!r}")
+            if number is not None and (number > 65535 or len(port) > 5):
+                raise InvalidURL(f"Invalid port: {port!r}")  # at most 5 digits, as _PORT
             if number is None or number == _DEFAULT_PORTS.get(scheme):
                 number = None
                 self._str = None  # ":" alone or the default port: not in str()
+            elif port[0] == "0" and len(port) > 1:
+                self._str = None  # ":0880" is written ":880"
             port = number
         if path is None:
             path = ""
@@ -566,6 +574,8 @@ class URL:
         path, query = ref._path, ref._query
         if ref._userinfo or ref._host or ref._port is not None:
             userinfo, host, port = ref._userinfo, ref._host, ref._port
+            if port is not None and port == _DEFAULT_PORTS.get(self._scheme):
+                port = None  # "//b:80/x" against an http base: the default port, not written
             path = _remove_dot_segments(path)
         else:
             userinfo, host, port = self._userinfo, self._host, self._port

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up a development environment for requestx on Debian 12 (or a close relative).
 #
-#   scripts/bootstrap.sh [--bench] [--nginx] [--tinyproxy] [--valgrind] [--cross] [--venv DIR]
+#   scripts/bootstrap.sh [--bench] [--nginx] [--tinyproxy] [--valgrind] [--shellcheck] [--fuzz]
+#                        [--cross] [--venv DIR]
 #
 #   --bench      also install nginx-light, nghttp2-client (h2load), wrk and the benchmark extras
 #                (.[bench])
@@ -10,6 +11,8 @@
 #   --tinyproxy  also install tinyproxy-bin (the proxy tests run against it as well as their own)
 #   --valgrind   also install valgrind
 #   --shellcheck also install shellcheck (the test command checks scripts/*.sh with it)
+#   --fuzz       also install clang, whose libFuzzer and sanitizers build the C fuzz targets
+#                (scripts/fuzz.sh; atheris, for the Python ones, is in the test extra)
 #   --cross      also install musl-tools and gcc-mingw-w64-x86-64 (scripts/check_portable.sh
 #                compiles the engine for musl and Windows with them)
 #   --venv DIR   virtualenv location (default: <repo>/.venv)
@@ -33,6 +36,7 @@ nginx=0
 tinyproxy=0
 valgrind=0
 shellcheck=0
+fuzz=0
 cross=0
 
 die() { echo "bootstrap: error: $*" >&2; exit 1; }
@@ -45,6 +49,7 @@ while [ $# -gt 0 ]; do
         --tinyproxy) tinyproxy=1 ;;
         --valgrind) valgrind=1 ;;
         --shellcheck) shellcheck=1 ;;
+        --fuzz) fuzz=1 ;;
         --cross) cross=1 ;;
         --venv) [ $# -ge 2 ] || die "--venv needs a directory"; venv="$(realpath -m "$2")"; shift ;;
         -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' \
@@ -78,6 +83,8 @@ fi
 [ "$tinyproxy" = 1 ] && packages+=(tinyproxy-bin)
 [ "$valgrind" = 1 ] && packages+=(valgrind)
 [ "$shellcheck" = 1 ] && packages+=(shellcheck)
+# Debian 12's clang (14) brings libFuzzer and the sanitizer runtimes (libclang-rt-14-dev).
+[ "$fuzz" = 1 ] && packages+=(clang)
 [ "$cross" = 1 ] && packages+=(musl-tools gcc-mingw-w64-x86-64)
 
 if command -v dpkg-query >/dev/null 2>&1; then

@@ -19,7 +19,7 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 
-scripts/bootstrap.sh --valgrind --nginx --tinyproxy --shellcheck --cross
+scripts/bootstrap.sh --valgrind --nginx --tinyproxy --shellcheck --fuzz --cross
 py=.venv/bin/python
 
 echo "test: building the extension"
@@ -30,8 +30,8 @@ for so in requestx/*.so; do
 done
 "$py" setup.py -q build_ext --inplace >/dev/null
 echo "test: ruff, shellcheck"
-"$py" -m ruff check requestx tests benchmarks scripts setup.py
-"$py" -m ruff format --check requestx tests benchmarks scripts setup.py
+"$py" -m ruff check requestx tests benchmarks scripts setup.py fuzz
+"$py" -m ruff format --check requestx tests benchmarks scripts setup.py fuzz
 shellcheck scripts/*.sh .ci/run
 # Every request runs on the loop thread's multi handle: a blocking easy-perform in the engine
 # would take the loop (and every other request) hostage.
@@ -48,6 +48,10 @@ for so in requestx/_core*.so; do
 done
 echo "test: mypy"
 "$py" -m mypy
+# Every fuzz target briefly (fuzz/README.md): its seeds and what earlier runs found still pass,
+# and a few seconds of new inputs. Under a minute.
+echo "test: fuzz targets, 4 s each (scripts/fuzz.sh 4)"
+PYTHON="$py" scripts/fuzz.sh 4
 echo "test: portability (scripts/check_portable.sh)"
 scripts/check_portable.sh
 # The wheel a user on an older Linux installs: built for glibc 2.28 with zig's compiler, then

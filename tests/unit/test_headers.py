@@ -273,6 +273,15 @@ def test_lone_cr_does_not_split_a_header() -> None:
     assert "evil" not in headers
 
 
+def test_a_folded_line_is_stripped_as_a_first_line_is() -> None:
+    # Found by fuzz/python/headers_fuzzer.py: a CR after the fold's space was kept, and a
+    # fold of whitespace only left a space at the end.
+    block = b"HTTP/1.1 200 OK\r\nX: \ra\r\n \rb\r\n\r\n"
+    assert Headers._from_raw_block(block).raw == [(b"X", b"a b")]
+    block = b"HTTP/1.1 200 OK\r\nX: a\r\n \t\r\n\r\n"  # a fold of whitespace only
+    assert Headers._from_raw_block(block).raw == [(b"X", b"a")]
+
+
 def test_malformed_lines_are_skipped() -> None:
     block = b"HTTP/1.1 200 OK\r\n  leading fold\r\nno colon here\r\nA: 1\r\n\r\n"
     assert Headers._from_raw_block(block).raw == [(b"A", b"1")]

@@ -69,6 +69,8 @@ URL_CORPUS = [
     "http://h:65535/",
     "http://h:0/",
     "http://h:0080/",
+    "http://h:0880/",  # str() is ":880" (found by fuzz/python/url_fuzzer.py)
+    "http://h:00/",
     "https://h//double//slashes",
     "http://",
     "http:///path",
@@ -162,6 +164,8 @@ FAST_PATH_URLS = [
     "https://h:443",
     "http://h:/x",
     "http://h:0080/",
+    "http://h:0880/",  # str() is ":880" (found by fuzz/python/url_fuzzer.py)
+    "http://h:00/",
     "http://h/a/./b/../c",
     "http://h/.well-known/x",
     "http://h/a/b/..",
@@ -273,6 +277,8 @@ def test_header_smuggling_through_params_is_escaped_not_sent() -> None:
         "http://h:abc/",
         "http://h:80:80/",
         "http://[::1]80/",
+        "http://h:000000/",  # more than 5 digits, on the fast path too (fuzz/corpus/url/)
+        "http://h:000080/x",
     ],
 )
 def test_invalid_ports_are_rejected(text: str) -> None:
@@ -303,6 +309,9 @@ def test_port_keyword_out_of_range_is_rejected() -> None:
         "http://[::g]/",
         "http://[1.2.3.4]/",
         "http://[::1/",
+        "http://[::1%eth 0]/",  # a zone id is a host name's characters (fuzz/corpus/url/)
+        "http://[::1%2\xff]/",
+        "http://[fe80::1%\u00fc]:80/",
         "http://xn--ü.com/",
         "http://a..ü/",
     ],
@@ -524,6 +533,8 @@ def test_join_follows_rfc3986(reference: str, expected: str) -> None:
         ("https://example.com/a", "https://other.org/x"),
         ("https://example.com/a", "http://other.org/x"),
         ("https://example.com/a", "//other.org/x"),
+        ("http://example.com/a", "//other.org:80/x"),  # the base's default port (fuzz/)
+        ("https://example.com/a", "//other.org:80/x"),
         ("https://u:p@example.com:8443/a/b", "../c"),
         ("http://h/a/b", URL("c d")),
     ],
