@@ -16,7 +16,9 @@
 # Exits 1 if any target found a crash, an uncaught exception, a leak, a sanitizer report or a
 # broken property; 2 when clang with libFuzzer or atheris is missing (scripts/bootstrap.sh
 # --fuzz installs both). PYTHON: the interpreter with requestx, atheris and httpx (default
-# .venv/bin/python).
+# .venv/bin/python). FUZZ_SEED=N: libFuzzer's random seed (default: a new one each run);
+# scripts/test.sh fixes it, so its short run explores the same inputs each time and fails only
+# when the code changed what they do.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
@@ -89,7 +91,9 @@ for target in "${targets[@]}"; do
     echo "fuzz: $target for ${seconds}s (log: $log)"
     status=0
     # -timeout: one input that runs for 10 s is a hang, reported as a crash.
-    ASAN_OPTIONS="detect_leaks=1:abort_on_error=0" nice -n 10 "${command[@]}" \
+    seed=()
+    [ -n "${FUZZ_SEED:-}" ] && seed=(-seed="$FUZZ_SEED")
+    ASAN_OPTIONS="detect_leaks=1:abort_on_error=0" nice -n 10 "${command[@]}" ${seed[@]+"${seed[@]}"} \
         -max_total_time="$seconds" -timeout=10 -print_final_stats=1 \
         -artifact_prefix="$crashes/" "$work" "fuzz/corpus/$target" >"$log" 2>&1 || status=$?
     # libFuzzer's last status line ("#N DONE cov: C ft: F corp: ...") and its final stats.
