@@ -7,7 +7,7 @@ arguments, make the Response from the engine's result, hand the Response to the 
 body, to a client whose plan allows it (`_hotpath.plan_for`, `_hotpath.plain_url`), takes them
 compiled (the plain path)::
 
-    Client.get = _hotpath.client_get        (_hotpath.pyx)
+    Client.get = _hotpath.client_get        (_hotpath.pyx; AsyncClient.get is async_client_get)
       -> plain_request                      build: Host + the client's headers
       -> send_plain -> perform              engine_arguments, Engine.perform (_core.pyx: waits
                                             without the GIL), engine_response
@@ -1293,47 +1293,8 @@ class AsyncClient(_BaseClient):
         )
         return await self.send(request, auth=auth, follow_redirects=follow_redirects)
 
-    async def get(
-        self,
-        url: URL | str,
-        *,
-        params: QueryParamTypes | None = None,
-        headers: HeaderTypes | None = None,
-        cookies: CookieTypes | None = None,
-        auth: typing.Any = USE_CLIENT_DEFAULT,
-        follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT,
-        timeout: TimeoutTypes | UseClientDefault = USE_CLIENT_DEFAULT,
-        extensions: RequestExtensions | None = None,
-    ) -> Response:
-        """`GET` a URL: `await client.get("/items", params={"page": 2})`."""
-        plain = _hotpath.plain_request(
-            self,
-            "GET",
-            url,
-            None,
-            None,
-            None,
-            None,
-            params,
-            headers,
-            cookies,
-            auth,
-            timeout,
-            extensions,
-        )
-        if plain is not None:
-            return await self._send_plain(plain, follow_redirects)
-        return await self.request(
-            "GET",
-            url,
-            params=params,
-            headers=headers,
-            cookies=cookies,
-            auth=auth,
-            follow_redirects=follow_redirects,
-            timeout=timeout,
-            extensions=extensions,
-        )
+    # `GET`, compiled (`_hotpath.async_client_get`), as `Client.get` is.
+    get = _hotpath.async_client_get
 
     async def options(
         self,
@@ -1597,6 +1558,7 @@ def _present_as_methods(cls: type, names: tuple[str, ...]) -> None:
 
 
 _present_as_methods(Client, ("get",))
+_present_as_methods(AsyncClient, ("get",))
 
 
 # The steps of sending that a subclass may override (httpx's clients are subclassed): a client

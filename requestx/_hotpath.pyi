@@ -8,7 +8,7 @@ from ._types import CookieTypes, HeaderTypes, QueryParamTypes, RequestExtensions
 from ._urls import URL
 
 if TYPE_CHECKING:
-    from ._client import Client
+    from ._client import AsyncClient, Client
     from ._config import UseClientDefault
 
 class EnginePlan:
@@ -68,6 +68,18 @@ def perform(
 def needs_client(plan: ClientPlan, response: Response) -> bool: ...
 def client_get(
     self: Client,
+    url: URL | str,
+    *,
+    params: QueryParamTypes | None = None,
+    headers: HeaderTypes | None = None,
+    cookies: CookieTypes | None = None,
+    auth: Any = ...,
+    follow_redirects: bool | UseClientDefault = ...,
+    timeout: TimeoutTypes | UseClientDefault = ...,
+    extensions: RequestExtensions | None = None,
+) -> Response: ...
+async def async_client_get(
+    self: AsyncClient,
     url: URL | str,
     *,
     params: QueryParamTypes | None = None,
