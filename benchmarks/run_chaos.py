@@ -38,7 +38,6 @@ import argparse
 import asyncio
 import collections
 import contextlib
-import ctypes
 import gc
 import itertools
 import json
@@ -57,6 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import chaos_servers  # noqa: E402
 from chaos_servers import PATTERN, READ_TIMEOUT  # noqa: E402
+from process_memory import c_heap_in_use, rss_bytes  # noqa: E402
 
 PROTOCOLS = ("h1", "h2", "h2c")
 KINDS = {"get": 40, "post": 30, "stream": 15, "cancel": 15}
@@ -68,33 +68,6 @@ RUNTIMES = ("asyncio", "trio", "threads")
 
 class Corrupt(Exception):
     """An answer that came back but is wrong (short, altered, a bad status)."""
-
-
-def rss_bytes() -> int:
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-
-class MallInfo2(ctypes.Structure):
-    _fields_ = [
-        (name, ctypes.c_size_t)
-        for name in (
-            "arena", "ordblks", "smblks", "hblks", "hblkhd",
-            "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost",
-        )
-    ]  # fmt: skip
-
-
-def c_heap_in_use() -> int | None:
-    """Bytes malloc has handed out and not had back (glibc's mallinfo2: every arena, and
-    blocks mmapped on their own); RSS minus this is mostly free memory malloc keeps."""
-    try:
-        mallinfo2 = ctypes.CDLL(None).mallinfo2
-    except (OSError, AttributeError):
-        return None  # not glibc 2.33 or later
-    mallinfo2.restype = MallInfo2
-    info = mallinfo2()
-    return int(info.uordblks + info.hblkhd)
 
 
 def at_rest(stage: str, load_seconds: float, ended: int) -> dict[str, typing.Any]:

@@ -23,7 +23,7 @@ cpdef add_default_headers(list entries, method, url, body_headers):
     request to `url` needs and was not given. From `body_headers` (the encoded body's
     (name, value) pairs), those not set already; an explicit Content-Length wins over a
     computed chunked coding and an explicit Transfer-Encoding over a computed length."""
-    for name, value in body_headers or ():
+    for name, value in body_headers:
         lower = name.lower()
         if lower == TRANSFER_ENCODING and _has(entries, CONTENT_LENGTH):
             continue

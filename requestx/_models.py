@@ -502,7 +502,7 @@ class Request:
         self._stream = None
         if content is None and data is None and files is None and json is None:
             self._content = b""  # the common bodiless request: skip the encoder
-            add_default_headers(self.headers._entries(), method, self.url, ())
+            body_headers: typing.Iterable[tuple[bytes, bytes]] = ()
         else:
             boundary = _multipart_boundary(self.headers) if files else None
             body_headers, body = encode_request(
@@ -513,7 +513,7 @@ class Request:
             else:
                 self._content = None  # a stream, fed to the engine as the request runs
                 self._stream = body
-            add_default_headers(self.headers._entries(), method, self.url, body_headers)
+        add_default_headers(self.headers._entries(), method, self.url, body_headers)
 
     @property
     def content(self) -> bytes:

@@ -11,10 +11,10 @@ freed pages: the engine's C buffers (bodies, headers, transfers) are all malloc'
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import gc
 import os
 import socket
+import sys
 import threading
 import time
 import typing
@@ -26,10 +26,14 @@ import requestx
 from requestx import _core
 from tests.servers import HypercornServer
 from tests.servers.fast_server import FastServer
+from tests.support.paths import ROOT
 from tests.support.sanitized import skip_under_asan
 from tests.support.threads import engine_threads, engine_threads_baseline
 
-PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+# The memory readings benchmarks/run_chaos.py takes too.
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from process_memory import HAVE_MALLINFO2, c_heap_in_use, rss_bytes  # noqa: E402
+
 BODY_SIZE = 4096  # per response: a leaked body buffer would add 70 MB over the run
 
 
@@ -39,32 +43,7 @@ def fast() -> Iterator[FastServer]:
         yield running
 
 
-class _MallInfo2(ctypes.Structure):
-    _fields_ = [
-        (name, ctypes.c_size_t)
-        for name in (
-            "arena", "ordblks", "smblks", "hblks", "hblkhd",
-            "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost",
-        )
-    ]  # fmt: skip
-
-
-_libc = ctypes.CDLL(None)
-_HAVE_MALLINFO2 = hasattr(_libc, "mallinfo2")
-if _HAVE_MALLINFO2:
-    _libc.mallinfo2.restype = _MallInfo2
-needs_mallinfo2 = pytest.mark.skipif(not _HAVE_MALLINFO2, reason="needs glibc >= 2.33")
-
-
-def _malloc_in_use() -> int:
-    """Bytes malloc has handed out and not had back (heap chunks plus mmap'd blocks)."""
-    info = _libc.mallinfo2()
-    return int(info.uordblks + info.hblkhd)
-
-
-def _rss() -> int:
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[1]) * PAGE_SIZE
+needs_mallinfo2 = pytest.mark.skipif(not HAVE_MALLINFO2, reason="needs glibc >= 2.33")
 
 
 def _open_fds() -> set[tuple[int, str]]:
@@ -108,18 +87,18 @@ def test_no_growth_over_20000_requests(fast: FastServer) -> None:
 
         run(0, 2_000)  # warm-up: pools, caches and allocator arenas reach their steady size
         gc.collect()
-        before = _rss()
-        malloc_before = _malloc_in_use() if _HAVE_MALLINFO2 else 0
+        before = rss_bytes()
+        malloc_before = c_heap_in_use() or 0
         started = time.monotonic()
         run(2_000, 18_000)
         elapsed = time.monotonic() - started
         gc.collect()
-        growth = _rss() - before
+        growth = rss_bytes() - before
         print(f"18000 requests in {elapsed:.2f} s, RSS growth {growth / 1024:.0f} KiB")
         assert growth < 10 * 1024 * 1024, f"RSS grew by {growth / 1e6:.1f} MB"
-        if _HAVE_MALLINFO2:
+        if HAVE_MALLINFO2:
             # 2 MB over 18,000 requests: any per-request leak of ~110 bytes or more shows.
-            malloc_growth = _malloc_in_use() - malloc_before
+            malloc_growth = (c_heap_in_use() or 0) - malloc_before
             print(f"malloc'd bytes in use grew by {malloc_growth} B")
             assert malloc_growth < 2 * 1024 * 1024, f"malloc in use grew by {malloc_growth} B"
         assert _no_live_transfers()
@@ -140,10 +119,10 @@ def test_no_growth_over_failing_requests() -> None:
 
             run(500)
             gc.collect()
-            before = _rss()
+            before = rss_bytes()
             run(3_000)
             gc.collect()
-            growth = _rss() - before
+            growth = rss_bytes() - before
     assert growth < 5 * 1024 * 1024, f"RSS grew by {growth / 1e6:.1f} MB over failed requests"
     assert _no_live_transfers()
 
@@ -189,14 +168,14 @@ def test_many_clients_leave_nothing_behind(fast: FastServer) -> None:
     gc.collect()
     fds_before = _open_fds()
     threads_before = engine_threads_baseline()
-    rss_before = _rss()
+    rss_before = rss_bytes()
     for i in range(100):
         with requestx.Client() as client:
             assert client.get(f"{fast.url}/{i}").status_code == 200
     gc.collect()
     assert _settle(lambda: not (_open_fds() - fds_before)), sorted(_open_fds() - fds_before)
     assert _settle(lambda: engine_threads() <= threads_before)
-    assert _rss() - rss_before < 10 * 1024 * 1024
+    assert rss_bytes() - rss_before < 10 * 1024 * 1024
     assert _no_live_transfers()
 
 
@@ -222,13 +201,13 @@ def test_response_bodies_are_freed(fast: FastServer) -> None:
     with requestx.Client(base_url=fast.url) as client:
         client.get("/")
         gc.collect()
-        before = _malloc_in_use()
+        before = c_heap_in_use() or 0
         kept = [client.get(f"/{i}") for i in range(3000)]
         assert all(len(r.content) == BODY_SIZE for r in kept)
-        held = _malloc_in_use() - before
+        held = (c_heap_in_use() or 0) - before
         del kept
         gc.collect()
-        after = _malloc_in_use() - before
+        after = (c_heap_in_use() or 0) - before
     print(f"3000 kept Response objects: {held / 1024:.0f} KiB held, {after / 1024:.0f} KiB after")
     assert held > 0.9 * 3000 * BODY_SIZE  # the measurement sees the bodies
     assert after < 3000 * BODY_SIZE // 10  # ...and they are gone
