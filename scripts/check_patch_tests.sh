@@ -5,7 +5,7 @@
 #
 #   scripts/check_patch_tests.sh [--keep] [FILTER...]
 #
-#   FILTER    only the variants whose file name contains one of these (e.g. 0005 reset)
+#   FILTER    only the variants whose file name contains one of these (e.g. 0002 reset)
 #   --keep    keep the scratch copy (its path is printed) instead of removing it
 #   REQUESTX_PYTHON=PATH  the interpreter to build and test with (default: .venv/bin/python),
 #             which needs the project's build and test dependencies
@@ -13,8 +13,8 @@
 # Each file of broken/ is a small diff on the patched sources (applied with fuzz 0 after the
 # series, through build_libcurl.sh's REQUESTX_LIBCURL_EXTRA_PATCH) whose header says which
 # patch it breaks and which test must catch it:
-#   Breaks: curl-0005-lone-transfer-waits-for-its-answer
-#   Test: tests/libcurl/test_reads_per_request.py[::test_name]
+#   Breaks: curl-0002-skip-busy-connections
+#   Test: tests/libcurl/test_pool_reuse_under_load.py[::test_name]
 # First the intact series is built and every test named must PASS (a test failing anyway
 # would prove nothing); then each variant in turn: its test must fail (pytest's exit status 1).
 # The script exits 1 if a test failed on the intact series, if a broken variant passed its test
@@ -24,9 +24,9 @@
 # knows and the untracked ones it does not ignore, plus the generated requestx/*.c), under
 # ${TMPDIR:-/tmp}, where the extension is built in place for each variant. Each variant's
 # libcurl is cached by build_libcurl.sh like any other build (its prefix's name says
-# "extra-<variant>"), so a second run only relinks the extension. The first run builds libcurl
-# once per variant: about 1 to 3 minutes each on 2 cores, 20 to 30 minutes for all. Not part of
-# scripts/test.sh or CI: run it after changing a patch or its tests (docs/libcurl-patches.md).
+# "extra-<variant>"), so a second run rebuilds only the extension; the first builds libcurl once
+# per variant, a few minutes each on 2 cores. Not part of scripts/test.sh or CI: run it after
+# changing a patch or its tests (docs/libcurl-patches.md).
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"

@@ -3,8 +3,8 @@
 # every DEBUGASSERT in libcurl is an assert() that aborts the process when one of libcurl's
 # invariants is broken. A release build (what requestx ships) compiles them out, so a patch
 # that breaks an invariant goes on silently there; here the first request that reaches the
-# broken assertion aborts (the first version of curl-0015-unchanged-pollset-skipped.patch did,
-# in the first requests: "multi_ev.c:578: mev_assess: Assertion `!ps.n' failed.").
+# broken assertion aborts (the first version of curl-0015-unchanged-pollset-skipped.patch, since
+# dropped, did in the first requests: "multi_ev.c:578: mev_assess: Assertion `!ps.n' failed.").
 #
 #   scripts/test_libcurl_debug.sh [pytest arguments...]   (default: tests/engine tests/libcurl)
 #
