@@ -96,11 +96,14 @@ build() {
     fi
 }
 
-# run TEST...: pytest in the copy; its exit status
+# run VARIANT-FILE|"" TEST...: pytest in the copy; its exit status. The variant is in pytest's
+# environment too: tests that compile C against the bundled libcurl ask build_libcurl.sh for
+# its prefix (tests/support/bundled_libcurl.py), which must be the variant's, as the module's is.
 run() {
-    local status=0
-    (cd "$work" && timeout 900 "$py" -m pytest -p no:cacheprovider -q -x "$@" \
-        >"$work/pytest.log" 2>&1) || status=$?
+    local status=0 extra="$1"
+    shift
+    (cd "$work" && REQUESTX_LIBCURL_EXTRA_PATCH="$extra" timeout 900 "$py" -m pytest \
+        -p no:cacheprovider -q -x "$@" >"$work/pytest.log" 2>&1) || status=$?
     return "$status"
 }
 
@@ -108,7 +111,7 @@ say "the intact series: building"
 build "" || { say "the intact series does not build" >&2; exit 1; }
 mapfile -t unique < <(printf '%s\n' "${tests[@]}" | sort -u)
 say "the intact series: ${unique[*]} must pass"
-if ! run "${unique[@]}"; then
+if ! run "" "${unique[@]}"; then
     tail -n 30 "$work/pytest.log"
     say "a test fails with the intact series: fix that first" >&2
     exit 1
@@ -134,7 +137,7 @@ sys.exit(sys.argv[1] not in requestx.__libcurl__["patches"])' "$name"); then
     fi
     say "$name: $test must fail"
     status=0
-    run "$test" || status=$?
+    run "$repo/$file" "$test" || status=$?
     case "$status" in
         1) results+=("caught      $name by $test") ;;
         0) results+=("NOT CAUGHT  $name: $test passes")

@@ -181,6 +181,7 @@ def _logged(nginx: Nginx, count: int) -> list[str]:
 # the next transfer): the patch's reset drops them with the kept URL.
 @needs_patch("curl-0003-parsed-url-kept")
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+@pytest.mark.timeout(240)  # libcurl_flags() builds libcurl when its cache has no such build
 def test_a_reset_handle_keeps_no_credentials_of_its_last_url(
     recorders: tuple[RecordingServer, RecordingServer], tmp_path: Path
 ) -> None:
