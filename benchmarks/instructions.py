@@ -21,7 +21,9 @@ Workloads, each against a local nginx started here (benchmarks/nginx.py):
 
 `--top K` adds, per workload, the K functions whose own instructions per request are highest
 (the difference of the two runs, function by function). To compare two builds, run this in
-each (or with PYTHONPATH pointing at a copy of the other build's `requestx/`).
+each (or with PYTHONPATH pointing at a copy of the other build's `requestx/`): every workload
+imports the requestx that PYTHONPATH names first, else this checkout's, else an installed one,
+and the first line printed says which it measured and the libcurl patches it carries.
 
 Needs valgrind (`apt-get install valgrind`). Slow by nature: callgrind runs code about 50
 times slower, so the defaults (1,000 and 4,000 requests) take a minute or so per workload.
@@ -47,19 +49,23 @@ TASKS = 64
 LOADGEN_CONNECTIONS = 10
 
 
-def run_workload(name: str, url: str, requests: int) -> None:
+def _timeout(timeout: float | None) -> dict[str, float]:
+    return {} if timeout is None else {"timeout": timeout}
+
+
+def run_workload(name: str, url: str, requests: int, timeout: float | None) -> None:
     """The workload itself, in the process callgrind watches."""
     import requestx
 
     if name == "sync":
-        with requestx.Client() as client:
+        with requestx.Client(**_timeout(timeout)) as client:
             for _ in range(requests):
                 client.get(url).json()
         return
 
     async def tasks() -> None:
         left = requests
-        async with requestx.AsyncClient() as client:
+        async with requestx.AsyncClient(**_timeout(timeout)) as client:
 
             async def worker() -> None:
                 nonlocal left
@@ -77,11 +83,48 @@ def run_workload(name: str, url: str, requests: int) -> None:
         asyncio.run(tasks())
 
 
-def command(name: str, base_url: str, requests: int) -> list[str]:
+def command(name: str, base_url: str, requests: int, timeout: float | None) -> list[str]:
     if name == "loadgen":
         load = ["-c", str(LOADGEN_CONNECTIONS), "-n", str(requests), base_url + "/get"]
+        if timeout is not None:
+            load += ["--timeout", f"{timeout}s"]
         return [sys.executable, "-m", "requestx.bench", *load]
-    return [sys.executable, __file__, "--child", name, base_url + "/json100", str(requests)]
+    child = [sys.executable, str(Path(__file__).resolve()), "--child", name]
+    return [
+        *child,
+        base_url + "/json100",
+        str(requests),
+        "default" if timeout is None else str(timeout),
+    ]
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def child_env() -> dict[str, str]:
+    """The environment of the measured processes: every workload imports the same requestx,
+    the one PYTHONPATH names first, else this checkout's (ROOT), else an installed one. The
+    scripts run by path put benchmarks/ first on sys.path, where no requestx is, and
+    `python -m requestx.bench` puts its working directory first, so the children run in a
+    scratch directory (callgrind's cwd below) and find ROOT through PYTHONPATH: without that,
+    loadgen measured the requestx of whatever directory it was started from, and the others an
+    editable install's, whatever PYTHONPATH said."""
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([*paths, str(ROOT)])}
+
+
+def describe_requestx() -> str:
+    """Which requestx the workloads import, and the libcurl patches it carries."""
+    probe = "import requestx; print(requestx.__file__, len(requestx.__libcurl__['patches']))"
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        env=child_env(),
+        cwd=tempfile.gettempdir(),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    return f"requestx {Path(out[0]).parent}, libcurl patches: {out[1]}"
 
 
 def callgrind(argv: list[str], out_file: str) -> int:
@@ -94,7 +137,8 @@ def callgrind(argv: list[str], out_file: str) -> int:
     # builds over several changes, not one count against another.
     subprocess.run(
         ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}", "-q", *argv],
-        env={**os.environ, "PYTHONHASHSEED": "0"},
+        env={**child_env(), "PYTHONHASHSEED": "0"},
+        cwd=os.path.dirname(out_file),
         check=True,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -125,9 +169,13 @@ def own_instructions(out_file: str) -> dict[str, int]:
     return costs
 
 
-def measure(name: str, base_url: str, small: int, large: int, top: int, work: str) -> None:
+def measure(
+    name: str, base_url: str, small: int, large: int, top: int, work: str, timeout: float | None
+) -> None:
     files = [os.path.join(work, f"{name}.{n}.out") for n in (small, large)]
-    totals = [callgrind(command(name, base_url, n), f) for n, f in zip((small, large), files)]
+    totals = [
+        callgrind(command(name, base_url, n, timeout), f) for n, f in zip((small, large), files)
+    ]
     per_request = (totals[1] - totals[0]) / (large - small)
     print(f"{name:8} {per_request:>10,.0f} instructions per request", flush=True)
     if top:
@@ -138,13 +186,23 @@ def measure(name: str, base_url: str, small: int, large: int, top: int, work: st
 
 
 def main() -> None:
-    if len(sys.argv) == 5 and sys.argv[1] == "--child":
-        run_workload(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    if len(sys.argv) == 6 and sys.argv[1] == "--child":
+        timeout = None if sys.argv[5] == "default" else float(sys.argv[5])
+        run_workload(sys.argv[2], sys.argv[3], int(sys.argv[4]), timeout)
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("workloads", nargs="*", help=f"some of {', '.join(WORKLOADS)} (all)")
     parser.add_argument("--requests", type=int, nargs=2, default=(1000, 4000), metavar=("N1", "N2"))
     parser.add_argument("--top", type=int, default=0, help="list the K costliest functions")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="each request's timeout (default: the client's, 5 s; requestx.bench's 10 s). Under "
+        "callgrind on a busy machine a request can take longer; a longer timeout runs the same "
+        "code, so the counts stay comparable",
+    )
     args = parser.parse_args()
     small, large = args.requests
     unknown = set(args.workloads) - set(WORKLOADS)
@@ -154,9 +212,10 @@ def main() -> None:
         parser.error("--requests N1 N2 needs 0 < N1 < N2")
     if shutil.which("valgrind") is None:
         sys.exit("instructions.py needs valgrind: apt-get install valgrind")
+    print(describe_requestx(), flush=True)
     with Nginx() as server, tempfile.TemporaryDirectory(prefix="rx-instr-") as work:
         for name in args.workloads or WORKLOADS:
-            measure(name, server.url, small, large, args.top, work)
+            measure(name, server.url, small, large, args.top, work, args.timeout)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,16 @@
 #   REQUESTX_LIBCURL_PATCHES=0  stock curl and nghttp2: no patch applied (the prefix's name
 #                   says "stock"); unset or 1: the patches. The engine and libcurl tests pass
 #                   against stock too, but for those of a patch's own effect, which skip.
+#   REQUESTX_LIBCURL_SKIP_PATCHES=0008,0011  the series without the patches named (their
+#                   numbers, or their file names without .patch, comma-separated; the prefix's
+#                   name says "without-0008-0011"): to measure what one patch gains, as the
+#                   difference from the whole series (docs/libcurl-patches.md), or to build a
+#                   patch's broken variant in its place (scripts/check_patch_tests.sh). A name
+#                   that matches no patch stops the build; so does a later patch that does not
+#                   apply without the one left out. Ignored with REQUESTX_LIBCURL_PATCHES=0.
+#   REQUESTX_LIBCURL_EXTRA_PATCH=FILE  one more patch, applied (fuzz 0) after the series: for
+#                   scripts/check_patch_tests.sh's broken variants; its contents are part of the
+#                   key, and the prefix's name says "extra-NAME". Not for shipping.
 #   REQUESTX_LIBCURL_DEBUG=1    curl's own debug build (the prefix's name says "debug"): CMake
 #                   Debug with ENABLE_DEBUG=ON, which defines DEBUGBUILD, so libcurl's
 #                   DEBUGASSERTs are assert()s and abort on a broken invariant. In 8.22 that
@@ -213,13 +223,49 @@ done
 # the flags the caller passes through the environment, and which static libraries were found
 # (a different OpenSSL on the search path must not reuse a build made against another).
 # A stock build leaves the patches out of its key: editing one does not rebuild it.
+# REQUESTX_LIBCURL_SKIP_PATCHES: each entry must name a patch (a typo must not measure the
+# whole series as if a patch were left out).
+skip_list=()
+IFS=, read -r -a skip_list <<<"${REQUESTX_LIBCURL_SKIP_PATCHES:-}"
+skipped=()
+# skips FILE: whether REQUESTX_LIBCURL_SKIP_PATCHES names FILE (curl-0008-x.patch: by 0008,
+# curl-0008 or curl-0008-x)
+skips() {
+    local name entry number
+    name="$(basename "$1" .patch)"
+    number="${name#*-}"
+    number="${number%%-*}"
+    for entry in ${skip_list[@]+"${skip_list[@]}"}; do
+        case "$entry" in "$number" | "${name%%-*}-$number" | "$name") return 0 ;; esac
+    done
+    return 1
+}
 patches=()
 if [ "$with_patches" = 1 ]; then
-    for file in "$patch_dir"/*.patch; do [ -f "$file" ] && patches+=("$file"); done
+    for file in "$patch_dir"/*.patch; do
+        [ -f "$file" ] || continue
+        if skips "$file"; then skipped+=("$(basename "$file" .patch)"); else patches+=("$file"); fi
+    done
+    for entry in ${skip_list[@]+"${skip_list[@]}"}; do
+        found=0
+        for file in "$patch_dir"/*.patch; do
+            name="$(basename "$file" .patch)"
+            number="${name#*-}"
+            case "$entry" in "${number%%-*}" | "${name%%-*}-${number%%-*}" | "$name") found=1 ;; esac
+        done
+        [ "$found" = 1 ] || die "REQUESTX_LIBCURL_SKIP_PATCHES: '$entry' names no patch in $patch_dir"
+    done
+    extra="${REQUESTX_LIBCURL_EXTRA_PATCH:-}"
+    if [ -n "$extra" ]; then
+        [ -f "$extra" ] || die "REQUESTX_LIBCURL_EXTRA_PATCH: no file $extra"
+        patches+=("$(cd "$(dirname "$extra")" && pwd)/$(basename "$extra")")
+    fi
+elif [ -n "${REQUESTX_LIBCURL_SKIP_PATCHES:-}${REQUESTX_LIBCURL_EXTRA_PATCH:-}" ]; then
+    say "REQUESTX_LIBCURL_PATCHES=0: REQUESTX_LIBCURL_SKIP_PATCHES and _EXTRA_PATCH are ignored"
 fi
 key_input="$(cat "$pins" "${BASH_SOURCE[0]}" "$repo/scripts/fetch_sources.sh" ${patches[@]+"${patches[@]}"}
              command -v "$cc"; "$cc" --version | head -n 1; uname -m; echo "host=$host"
-             echo "patches=$with_patches debug=$debug"
+             echo "patches=$with_patches debug=$debug skipped=${skipped[*]+${skipped[*]}}"
              echo "CFLAGS=${CFLAGS:-} AR=${AR:-}"
              for name in "${!system_lib[@]}"; do
                  echo "$name $(sha256_of "${system_lib[$name]}")"
@@ -227,6 +273,15 @@ key_input="$(cat "$pins" "${BASH_SOURCE[0]}" "$repo/scripts/fetch_sources.sh" ${
 key="$(printf '%s' "$key_input" | sha256_of /dev/stdin | cut -c1-12)"
 variant=""
 [ "$with_patches" = 0 ] && variant+="-stock"
+# Only the patches' numbers: curl-0008-one-clock-read-per-step -> 0008
+[ ${#skipped[@]} -gt 0 ] && variant+="-without"
+for name in ${skipped[@]+"${skipped[@]}"}; do
+    number="${name#*-}"
+    variant+="-${number%%-*}"
+done
+if [ "$with_patches" = 1 ] && [ -n "${REQUESTX_LIBCURL_EXTRA_PATCH:-}" ]; then
+    variant+="-extra-$(basename "$REQUESTX_LIBCURL_EXTRA_PATCH" .patch)"
+fi
 [ "$debug" = 1 ] && variant+="-debug"
 prefix="$cache/curl-$curl_version-nghttp2-$nghttp2_version-$arch$variant-$key"
 
@@ -403,6 +458,8 @@ fi >"$stage/cflags.txt"
     for file in ${patches[@]+"${patches[@]}"}; do
         echo "patch $(basename "$file") $(sha256_of "$file" | cut -c1-12)"
     done
+    # REQUESTX_LIBCURL_SKIP_PATCHES: the patches of the series that were left out
+    for name in ${skipped[@]+"${skipped[@]}"}; do echo "skipped $name"; done
     echo "ca_bundle ${ca_bundle:-none}"
     echo "ca_path ${ca_path:-none}"
     echo "host ${host:-native} ($target_os, $arch), TLS by $tls"

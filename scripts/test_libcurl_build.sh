@@ -20,7 +20,7 @@
 # are speed work, and no behaviour test may lean on one (a test of a patch's own effect skips
 # on stock, naming the patch: tests/support/bundled_libcurl.needs_patch). And the debug build,
 # patched and stock, is a target of its own (not in scripts/test.sh, for time): the first
-# version of curl-0015-unchanged-pollset-skipped.patch aborted there in the first requests
+# version of curl-0015-unchanged-pollset-skipped.patch (since dropped) aborted there in the first requests
 # ("multi_ev.c:578: mev_assess: Assertion `!ps.n' failed."), where a release build, which
 # compiles the assertions out, went on silently.
 #

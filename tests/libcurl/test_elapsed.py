@@ -1,10 +1,11 @@
 """`response.elapsed` covers the whole exchange: from the request's start to its response's end.
 
-libcurl times the transfer (CURLINFO_TOTAL_TIME); the pinned libcurl reads its clock once per
-step of a transfer (scripts/libcurl-patches/curl-0008-one-clock-read-per-step.patch), so a
-response that took a server 0.25 s must still say at least 0.25 s, and never more than the
-caller waited. Against hypercorn (`/slow`), the raw-socket server (header lines dribbled out,
-each step of the transfer reading a little), and nginx (a large body read over many steps).
+libcurl times the transfer (CURLINFO_TOTAL_TIME): a response that took a server 0.25 s must say
+at least 0.25 s, and never more than the caller waited. (Written for a patch that read
+libcurl's clock once per step of a transfer, since dropped for gaining too little:
+docs/libcurl-patches.md; it holds any libcurl to the same.) Against hypercorn (`/slow`), the
+raw-socket server (header lines dribbled out, each step of the transfer reading a little), and
+nginx (a large body read over many steps).
 """
 
 from __future__ import annotations

@@ -13,12 +13,22 @@ URL repeats, then changes by its query, its path, its port or its server, then c
 each head is compared byte for byte with the head a fresh client (a fresh handle, nothing
 kept) sends for the same request, and the requests are counted at each server: a raw-socket
 recorder, hypercorn and nginx.
+
+A kept URL can carry credentials (a password in its userinfo, a token in its query), so
+curl_easy_reset must take it away with the handle's options: a C program (tests/c/
+url_cache_reset.c), linked against the same libcurl, tracks libcurl's live allocations and
+checks that none holds either secret after the reset. Stock libcurl 8.22 fails it too: its
+reset keeps the last transfer's parsed URL and the credentials taken from it until the next
+transfer, and the patch's reset drops those as well; so it runs only where the patch is.
 """
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import time
 import typing
+from pathlib import Path
 
 import pytest
 
@@ -26,6 +36,8 @@ import requestx
 from tests.servers import HypercornServer
 from tests.servers.nginx import Nginx, nginx_or_skip
 from tests.servers.recorder import RecordedHead, RecordingServer
+from tests.support.bundled_libcurl import libcurl_flags, needs_patch
+from tests.support.paths import ROOT
 
 
 @pytest.fixture(scope="module")
@@ -163,3 +175,35 @@ def _logged(nginx: Nginx, count: int) -> list[str]:
         if len(uris) >= count or time.monotonic() > deadline:
             return uris
         time.sleep(0.01)
+
+
+# Stock 8.22 keeps the last URL's parsed form and credentials across curl_easy_reset (until
+# the next transfer): the patch's reset drops them with the kept URL.
+@needs_patch("curl-0003-parsed-url-kept")
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+@pytest.mark.timeout(240)  # libcurl_flags() builds libcurl when its cache has no such build
+def test_a_reset_handle_keeps_no_credentials_of_its_last_url(
+    recorders: tuple[RecordingServer, RecordingServer], tmp_path: Path
+) -> None:
+    """Two transfers to a URL with a password and a query token (the second keeps its parsed
+    form), then curl_easy_reset: no block libcurl still has allocated holds either secret.
+    The program also checks that its search finds them before the reset."""
+    cflags, libs = libcurl_flags()
+    binary = tmp_path / "url_cache_reset"
+    built = subprocess.run(
+        ["gcc", "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", *cflags,
+         str(ROOT / "tests/c/url_cache_reset.c"), "-o", str(binary), *libs, "-pthread"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    recorder = recorders[0]
+    recorder.reset()
+    done = subprocess.run(
+        [str(binary), recorder.url.removeprefix("http://")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "all checks passed" in done.stdout
+    assert len(recorder.heads) == 2

@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -55,8 +56,18 @@ def test_the_linked_libcurl_is_at_or_above_the_floor() -> None:
 
 
 def _patch_names() -> tuple[str, ...]:
+    """The patches build_libcurl.sh applies: the series in name order, less those
+    REQUESTX_LIBCURL_SKIP_PATCHES names (by number or name), then REQUESTX_LIBCURL_EXTRA_PATCH."""
     folder = ROOT / "scripts/libcurl-patches"
-    return tuple(sorted(path.name.removesuffix(".patch") for path in folder.glob("*.patch")))
+    skipped = set(filter(None, os.environ.get("REQUESTX_LIBCURL_SKIP_PATCHES", "").split(",")))
+
+    def kept(name: str) -> bool:
+        number = name.split("-")[1]
+        return not skipped & {number, name.split("-")[0] + "-" + number, name}
+
+    names = sorted(path.name.removesuffix(".patch") for path in folder.glob("*.patch"))
+    extra = os.environ.get("REQUESTX_LIBCURL_EXTRA_PATCH", "")
+    return (*filter(kept, names), *([Path(extra).name.removesuffix(".patch")] if extra else []))
 
 
 # A prefix given to setup.py by hand was built with whatever switches its maker used.

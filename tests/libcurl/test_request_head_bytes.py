@@ -1,14 +1,12 @@
 """Request heads reach the server byte for byte, however long their lines.
 
-libcurl builds every HTTP/1.1 request head line by line, and requestx's bundled libcurl carries
-two patches there: its printf appends literal runs and %s arguments in one call, not one
-character at a time (scripts/libcurl-patches/curl-0001-mprintf-runs.patch), and the request
-line, the custom header lines and the Connection line no longer go through printf at all
-(curl-0006-request-lines-without-printf.patch). These tests send heads whose lines run from
-empty to tens of kilobytes, with printf conversions in the path, the query and the values,
-with every method and a Connection header of the caller's, and compare what the servers
-received: a raw-socket recorder (the exact bytes) and hypercorn (h11's parse of them). Sync
-and async, plain path and general.
+libcurl builds every HTTP/1.1 request head line by line, and requestx's bundled libcurl appends
+the request line, the custom header lines and the Connection line without its printf
+(scripts/libcurl-patches/curl-0006-request-lines-without-printf.patch). These tests send heads
+whose lines run from empty to tens of kilobytes, with printf conversions in the path, the query
+and the values, with every method and a Connection header of the caller's, and compare what the
+servers received: a raw-socket recorder (the exact bytes) and hypercorn (h11's parse of them).
+Sync and async, plain path and general.
 """
 
 from __future__ import annotations

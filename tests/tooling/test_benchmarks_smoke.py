@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+import requestx
 from tests.servers.nginx import nginx_or_skip
 from tests.support.paths import ROOT
 from tests.support.sanitized import skip_under_asan
@@ -392,7 +393,9 @@ def test_instructions_per_request_runs() -> None:
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    lines = done.stdout.splitlines()
+    which, *lines = done.stdout.splitlines()
+    # what was measured: this checkout's requestx (the tests import it too)
+    assert which.startswith(f"requestx {Path(requestx.__file__).parent}, libcurl patches: "), which
     assert len(lines) == 3, done.stdout
     name, count, *rest = lines[0].split()
     assert name == "sync" and rest == ["instructions", "per", "request"], lines[0]

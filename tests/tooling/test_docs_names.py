@@ -57,7 +57,7 @@ FILE_SUFFIXES = "py|pyx|pxd|pyi|c|h|sh|md|txt|patch|toml"
 TOP_DIRECTORIES = "requestx|csrc|scripts|benchmarks|tests|docs"
 # `csrc/engine.c`, `tests/c/engine_test.c`: not inside a longer path (`/tmp/x/requestx/a.py`).
 PATH = re.compile(rf"(?<![\w./~-])((?:{TOP_DIRECTORIES})/[\w./-]*?\w\.(?:{FILE_SUFFIXES}))\b")
-# `_core.pyx`, `origin.c`, `curl-0005-lone-transfer-waits-for-its-answer.patch`.
+# `_core.pyx`, `origin.c`, `curl-0002-skip-busy-connections.patch`.
 BARE_FILE = re.compile(r"(?<![\w./~-])([A-Za-z_][\w-]*\.(?:py|pyx|pxd|pyi|c|h|sh|patch))\b(?![/-])")
 INLINE_CODE = re.compile(r"`([^`\n]+)`")
 FENCE = re.compile(r"^```.*?^```", re.M | re.S)
