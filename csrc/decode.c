@@ -18,6 +18,9 @@
 #include <brotli/decode.h>
 #endif
 #ifdef RX_DECODE_ZSTD
+/* For ZSTD_getFrameHeader and ZSTD_FRAMEHEADERSIZE_MAX (in libzstd since 1.3, exported from
+ * its shared library too): a frame's declared content size while the frame is read. */
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 #include <zstd_errors.h>
 #endif
@@ -52,6 +55,18 @@ struct rx_decoder {
         ZSTD_DCtx *zstd;
 #endif
     } codec;
+#ifdef RX_DECODE_ZSTD
+    /* The zstd frame being read, to hold its output to the content size its header declares:
+     * libzstd checks that only when it writes a whole frame in one call, so a frame read in
+     * small steps that declares 90 bytes and gives none would otherwise decode to nothing. */
+    struct {
+        unsigned char head[ZSTD_FRAMEHEADERSIZE_MAX]; /* its first bytes, as zstd takes them */
+        size_t head_len;
+        int head_read;                /* the header is parsed: `declared` is known */
+        unsigned long long declared;  /* ZSTD_CONTENTSIZE_UNKNOWN when it does not say */
+        unsigned long long given;     /* bytes of output so far */
+    } frame;
+#endif
     char message[160];
 };
 
@@ -412,11 +427,28 @@ static int read_brotli(rx_decoder *d, unsigned char *out, size_t cap, size_t *po
 /* --- zstd ----------------------------------------------------------------------------------- */
 
 #ifdef RX_DECODE_ZSTD
+/* Notes the `taken` bytes at `start` that zstd consumed, until the frame's header is whole. */
+static void note_zstd_header(rx_decoder *d, const unsigned char *start, size_t taken)
+{
+    size_t room = sizeof d->frame.head - d->frame.head_len;
+    size_t n = taken < room ? taken : room;
+    memcpy(d->frame.head + d->frame.head_len, start, n);
+    d->frame.head_len += n;
+    ZSTD_frameHeader header;
+    size_t more = ZSTD_getFrameHeader(&header, d->frame.head, d->frame.head_len);
+    if (more != 0)
+        return; /* more bytes needed, or not a header: zstd reports that itself */
+    d->frame.head_read = 1;
+    d->frame.declared = header.frameType == ZSTD_frame ? header.frameContentSize
+                                                       : ZSTD_CONTENTSIZE_UNKNOWN;
+}
+
 static int read_zstd(rx_decoder *d, unsigned char *out, size_t cap, size_t *pos)
 {
     while (*pos < cap) {
         if (d->in_len == 0 && !d->out_full)
             return RX_DECODE_NEED_INPUT;
+        const unsigned char *start = d->in;
         ZSTD_inBuffer in = {d->in, d->in_len, 0};
         ZSTD_outBuffer o = {out + *pos, cap - *pos, 0};
         /* It goes on to the next frame by itself once one is complete. */
@@ -430,13 +462,23 @@ static int read_zstd(rx_decoder *d, unsigned char *out, size_t cap, size_t *pos)
                                                               : RX_DECODE_INVALID;
             return fail(d, status, ZSTD_getErrorName(ret), "zstd", code);
         }
+        if (!d->frame.head_read && in.pos > 0)
+            note_zstd_header(d, start, in.pos);
+        d->frame.given += o.pos;
+        int sized = d->frame.head_read && d->frame.declared != ZSTD_CONTENTSIZE_UNKNOWN;
+        if (sized && (d->frame.given > d->frame.declared ||
+                      (ret == 0 && d->frame.given != d->frame.declared)))
+            return fail(d, RX_DECODE_INVALID, "frame content size does not match its header",
+                        "zstd", 0);
         /* 0: a frame is complete and all of it handed out. A call that took and gave
          * nothing says nothing of where the body is (with no input after a frame, zstd asks
          * for the next frame's header). */
-        if (ret == 0)
+        if (ret == 0) {
             d->phase = PHASE_BETWEEN;
-        else if (in.pos > 0 || o.pos > 0)
+            memset(&d->frame, 0, sizeof d->frame);
+        } else if (in.pos > 0 || o.pos > 0) {
             d->phase = PHASE_STREAM;
+        }
         if (in.pos == 0 && o.pos == 0 && *pos < cap && d->in_len > 0)
             return fail(d, RX_DECODE_INVALID, "no progress", "zstd", 0);
     }

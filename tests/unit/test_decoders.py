@@ -474,6 +474,37 @@ def test_zstd_round_trip_frames_and_errors() -> None:
     assert b"zstd" in accept_encoding_header().split(b", ")
 
 
+# 90 bytes declared in the frame header (single segment, a one-byte content size of 0x5a),
+# then one last raw block of none: found by fuzz/python/decoders_fuzzer.py.
+ZSTD_DECLARES_90_GIVES_NONE = bytes.fromhex("28b52ffd205a010000")
+
+
+def test_a_zstd_frame_must_give_the_size_its_header_declares() -> None:
+    """libzstd checks a frame's declared content size only when it writes the frame whole
+    in one call; csrc/decode.c checks it however small the steps are (pieces of one byte, or
+    a read limit of 0 or 1 byte), where it used to decode to b"". A frame that gives more
+    than it declares fails too, and one that declares nothing is read as far as it goes."""
+    body = ZSTD_DECLARES_90_GIVES_NONE
+    for limit in (None, 0, 1, 89, 90, 1000):
+        with pytest.raises(DecodingError, match="'zstd'"):
+            decode_all(body, ["zstd"], max_size=limit)
+    with pytest.raises(DecodingError, match="content size does not match"):
+        run(decoder_for(["zstd"]), [body[i : i + 1] for i in range(len(body))])
+    # Declares 2, gives 3 ("abc" as one raw block): refused, in one piece or byte by byte.
+    gives_more = bytes.fromhex("28b52ffd2002") + bytes.fromhex("190000") + b"abc"
+    with pytest.raises(DecodingError, match="'zstd'"):
+        decode_all(gives_more, ["zstd"])
+    with pytest.raises(DecodingError, match="'zstd'"):
+        run(decoder_for(["zstd"]), [gives_more[i : i + 1] for i in range(len(gives_more))])
+    # Declares 3 and gives it; then a frame without a declared size (FHD 0x00, a window
+    # byte): both read byte by byte.
+    sized = bytes.fromhex("28b52ffd2003") + bytes.fromhex("190000") + b"abc"
+    unsized = bytes.fromhex("28b52ffd0000") + bytes.fromhex("110000") + b"de"
+    two = sized + unsized
+    assert run(decoder_for(["zstd"]), [two[i : i + 1] for i in range(len(two))]) == b"abcde"
+    assert decode_all(two, ["zstd"], max_size=5) == b"abcde"
+
+
 # --- The C decoder's bounds and its misuse -------------------------------------------------
 
 ALL_CODINGS = ["gzip", "deflate", "br", "zstd"]
