@@ -2,9 +2,9 @@
 
 `rss_bytes()` is what the kernel counts (/proc/self/statm); `c_heap_in_use()` is what malloc
 has handed out and not had back (glibc's mallinfo2: every arena, and blocks mmapped on their
-own). RSS minus the heap in use is mostly free memory the allocator keeps, so a growing RSS
-with a flat heap in use is the allocator's, not a leak. Used by benchmarks/run_chaos.py and
-tests/engine/test_no_leaks.py.
+own); `c_heap_free()` is what malloc holds free in its arenas for reuse. A growing RSS with a
+flat heap in use and a growing free figure is the allocator's, not a leak. Used by
+benchmarks/run_chaos.py and tests/engine/test_no_leaks.py.
 """
 
 from __future__ import annotations
@@ -51,3 +51,11 @@ def c_heap_in_use() -> int | None:
         return None
     info = _MALLINFO2()
     return int(info.uordblks + info.hblkhd)
+
+
+def c_heap_free() -> int | None:
+    """Bytes free inside malloc's arenas, kept for reuse (some of them may be paged out or
+    given back with madvise, so not all count in RSS); None without mallinfo2."""
+    if _MALLINFO2 is None:
+        return None
+    return int(_MALLINFO2().fordblks)

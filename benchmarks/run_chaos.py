@@ -56,7 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import chaos_servers  # noqa: E402
 from chaos_servers import PATTERN, READ_TIMEOUT  # noqa: E402
-from process_memory import c_heap_in_use, rss_bytes  # noqa: E402
+from process_memory import c_heap_free, c_heap_in_use, rss_bytes  # noqa: E402
 
 PROTOCOLS = ("h1", "h2", "h2c")
 KINDS = {"get": 40, "post": 30, "stream": 15, "cancel": 15}
@@ -71,13 +71,14 @@ class Corrupt(Exception):
 
 
 def at_rest(stage: str, load_seconds: float, ended: int) -> dict[str, typing.Any]:
-    heap = c_heap_in_use()
+    heap, free = c_heap_in_use(), c_heap_free()
     return {
         "stage": stage,
         "load_s": load_seconds,
         "requests_ended": ended,
         "rss_mb": round(rss_bytes() / 2**20, 1),
         "c_heap_in_use_mb": None if heap is None else round(heap / 2**20, 1),
+        "c_heap_free_mb": None if free is None else round(free / 2**20, 1),
         "python_blocks": sys.getallocatedblocks(),
     }
 
@@ -557,11 +558,17 @@ def drive(
             "rss_samples_mb": rss_samples,
             "at_rest": rests,
             # Not checked, for telling a leak from memory malloc keeps: growth of what malloc
-            # has handed out, and of Python's allocated blocks, over the same span as RSS.
+            # has handed out, of what it keeps free, and of Python's allocated blocks, over the
+            # same span as RSS.
             "c_heap_growth_mb": (
                 None
                 if rests[0]["c_heap_in_use_mb"] is None
                 else round(rests[-1]["c_heap_in_use_mb"] - rests[0]["c_heap_in_use_mb"], 1)
+            ),
+            "c_heap_free_growth_mb": (
+                None
+                if rests[0].get("c_heap_free_mb") is None
+                else round(rests[-1]["c_heap_free_mb"] - rests[0]["c_heap_free_mb"], 1)
             ),
             "python_blocks_growth": rests[-1]["python_blocks"] - rests[0]["python_blocks"],
             "idle_cpu": round(idle_cpu, 4),
@@ -662,15 +669,17 @@ def print_table(report: dict[str, typing.Any]) -> None:
             f"{report['live_objects']}"
         )
         print(
-            f"over the same span: C heap in use {report['c_heap_growth_mb']:+} MB, Python "
-            f"blocks {report['python_blocks_growth']:+,} (MALLOC_ARENA_MAX="
+            f"over the same span: C heap in use {report['c_heap_growth_mb']:+} MB, free in "
+            f"malloc's arenas {report.get('c_heap_free_growth_mb', 0):+} MB, Python blocks "
+            f"{report['python_blocks_growth']:+,} (MALLOC_ARENA_MAX="
             f"{os.environ.get('MALLOC_ARENA_MAX', 'unset')})"
         )
     for rest in report.get("at_rest", []):
         print(
             f"  at rest after {rest['stage']:<8} {rest['load_s']:>6} s of load, "
             f"{rest['requests_ended']:>9,} requests: RSS {rest['rss_mb']} MB, C heap in use "
-            f"{rest['c_heap_in_use_mb']} MB, {rest['python_blocks']:,} Python blocks"
+            f"{rest['c_heap_in_use_mb']} MB (free {rest.get('c_heap_free_mb')} MB), "
+            f"{rest['python_blocks']:,} Python blocks"
         )
     for rid, outcome in list(report["posts_seen_twice"].items())[:20]:
         print(f"  ! POST {rid} reached the origin twice; its caller got: {outcome}")
