@@ -228,15 +228,21 @@ done
 skip_list=()
 IFS=, read -r -a skip_list <<<"${REQUESTX_LIBCURL_SKIP_PATCHES:-}"
 skipped=()
-# skips FILE: whether REQUESTX_LIBCURL_SKIP_PATCHES names FILE (curl-0008-x.patch: by 0008,
-# curl-0008 or curl-0008-x)
-skips() {
-    local name entry number
-    name="$(basename "$1" .patch)"
+# names_patch ENTRY FILE: whether ENTRY of REQUESTX_LIBCURL_SKIP_PATCHES names the patch FILE
+# (curl-0008-x.patch: by 0008, curl-0008 or curl-0008-x)
+names_patch() {
+    local name number
+    name="$(basename "$2" .patch)"
     number="${name#*-}"
     number="${number%%-*}"
+    case "$1" in "$number" | "${name%%-*}-$number" | "$name") return 0 ;; esac
+    return 1
+}
+# skips FILE: whether any entry names FILE
+skips() {
+    local entry
     for entry in ${skip_list[@]+"${skip_list[@]}"}; do
-        case "$entry" in "$number" | "${name%%-*}-$number" | "$name") return 0 ;; esac
+        names_patch "$entry" "$1" && return 0
     done
     return 1
 }
@@ -249,9 +255,7 @@ if [ "$with_patches" = 1 ]; then
     for entry in ${skip_list[@]+"${skip_list[@]}"}; do
         found=0
         for file in "$patch_dir"/*.patch; do
-            name="$(basename "$file" .patch)"
-            number="${name#*-}"
-            case "$entry" in "${number%%-*}" | "${name%%-*}-${number%%-*}" | "$name") found=1 ;; esac
+            if names_patch "$entry" "$file"; then found=1; fi
         done
         [ "$found" = 1 ] || die "REQUESTX_LIBCURL_SKIP_PATCHES: '$entry' names no patch in $patch_dir"
     done
