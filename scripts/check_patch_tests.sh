@@ -13,7 +13,7 @@
 # Each file of broken/ is a small diff on the patched sources (applied with fuzz 0 after the
 # series, through build_libcurl.sh's REQUESTX_LIBCURL_EXTRA_PATCH) whose header says which
 # patch it breaks and which test must catch it:
-#   Breaks: curl-0002-skip-busy-connections
+#   Breaks: curl-0016-idle-connections-ahead
 #   Test: tests/libcurl/test_pool_reuse_under_load.py[::test_name]
 # First the intact series is built and every test named must PASS (a test failing anyway
 # would prove nothing); then each variant in turn: its test must fail (pytest's exit status 1).

@@ -1,11 +1,13 @@
 """An idle connection is found among busy ones, and a full pool is reused, not grown.
 
-A new request looks through the pool for an idle connection to its origin; libcurl walks every
-connection to that origin, and requestx's patch
-(scripts/libcurl-patches/curl-0002-skip-busy-connections.patch) passes over the busy HTTP/1.1
-ones before the costly comparisons. These tests hold most of a pool busy with unread streams
-(each stream keeps its connection until its body is read: the body is larger than what a
-stream buffers before it pauses) and count, at nginx and at hypercorn, what reached the server:
+A new request looks through the pool for an idle connection to its origin. Stock libcurl walks
+the connections to that origin in the order they were made; requestx's patch
+(scripts/libcurl-patches/curl-0016-idle-connections-ahead.patch) keeps the idle ones ahead of
+the busy ones and stops a request that cannot multiplex at the first busy one, so an idle
+connection standing behind a busy one would be missed. These tests hold most of a pool busy
+with unread streams (each stream keeps its connection until its body is read: the body is
+larger than what a stream buffers before it pauses) and count, at nginx and at hypercorn, what
+reached the server:
 
 * a request finds the one idle connection among the busy ones. The pool is at its limit, so
   the only other outcome is waiting for a stream to end, which never comes: a hang, failed by

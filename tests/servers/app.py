@@ -101,12 +101,13 @@ class ConnectionStats:
         self._lock = threading.Lock()
         self._peers: set[tuple[str, int]] = set()
         self._requests = 0
-        self._queries: collections.deque[str] = collections.deque(maxlen=10_000)
+        # (query string, the client's port) of each request, the last 10,000
+        self._queries: collections.deque[tuple[str, int | None]] = collections.deque(maxlen=10_000)
 
     def record(self, client: tuple[str, int] | None, query: bytes = b"") -> None:
         with self._lock:
             self._requests += 1
-            self._queries.append(query.decode("latin-1"))
+            self._queries.append((query.decode("latin-1"), client and client[1]))
             if client is not None:
                 self._peers.add((client[0], client[1]))
 
@@ -114,7 +115,13 @@ class ConnectionStats:
         """The query strings of the requests since the last reset (the last 10,000), in the
         order they arrived."""
         with self._lock:
-            return list(self._queries)
+            return [query for query, _ in self._queries]
+
+    def client_ports(self) -> dict[str, int | None]:
+        """Each query string since the last reset (the last 10,000) and the client port of the
+        connection that carried it (the last such request's, for a repeated query)."""
+        with self._lock:
+            return dict(self._queries)
 
     def connection_count(self) -> int:
         with self._lock:

@@ -78,6 +78,10 @@ class HypercornServer(Lifecycle):
         """Query strings of the requests since the last reset, in the order they arrived."""
         return self.app.stats.queries()
 
+    def client_ports(self) -> dict[str, int | None]:
+        """Query string -> the client port of the connection its request came on."""
+        return self.app.stats.client_ports()
+
     def reset_stats(self) -> None:
         self.app.stats.reset()
 

@@ -5,7 +5,7 @@ comments of requestx/*.py, *.pyx, *.pxd, *.pyi and *.c/*.h, and of csrc/*.c and 
 
 * paths into the repository (`requestx/_client.py`, `csrc/engine.c`, `scripts/bench.sh`,
   `benchmarks/compare.py`, `docs/architecture.md`, ...) and bare file names (`_core.pyx`,
-  `origin.c`, `curl-0002-skip-busy-connections.patch`), which must name a file somewhere in
+  `origin.c`, `curl-0016-idle-connections-ahead.patch`), which must name a file somewhere in
   the repository;
 * names written as functions (`name()`, `name(args)`) or dotted (`Engine.perform`,
   `_hotpath.send_plain`): the last part must be defined in the source of requestx/,
@@ -57,7 +57,7 @@ FILE_SUFFIXES = "py|pyx|pxd|pyi|c|h|sh|md|txt|patch|toml"
 TOP_DIRECTORIES = "requestx|csrc|scripts|benchmarks|tests|docs"
 # `csrc/engine.c`, `tests/c/engine_test.c`: not inside a longer path (`/tmp/x/requestx/a.py`).
 PATH = re.compile(rf"(?<![\w./~-])((?:{TOP_DIRECTORIES})/[\w./-]*?\w\.(?:{FILE_SUFFIXES}))\b")
-# `_core.pyx`, `origin.c`, `curl-0002-skip-busy-connections.patch`.
+# `_core.pyx`, `origin.c`, `curl-0016-idle-connections-ahead.patch`.
 BARE_FILE = re.compile(r"(?<![\w./~-])([A-Za-z_][\w-]*\.(?:py|pyx|pxd|pyi|c|h|sh|patch))\b(?![/-])")
 INLINE_CODE = re.compile(r"`([^`\n]+)`")
 FENCE = re.compile(r"^```.*?^```", re.M | re.S)
