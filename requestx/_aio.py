@@ -226,6 +226,42 @@ class _AsyncioBridge(_BridgeBase):
             return _YIELD
         return self.wait_for_news(pending)
 
+    def waiter(self, pending: _core.PendingTransfer) -> typing.Awaitable[None]:
+        """`wait` without a coroutine of its own, for the plain request's path, which awaits
+        this itself and then reports how the wait ended with `waited`: one yield if `pending`
+        is finished already (as `wait`), else the future the queue's drain resolves. A
+        coroutine fewer per request: a frame made, and resumed through, by every request."""
+        if self._finished_now(pending):
+            return _YIELD
+        loop = self._loop()
+        assert loop is not None  # we are running on it
+        future = loop.create_future()
+        pending.waiter = future
+        return future
+
+    def waited(
+        self,
+        pending: _core.PendingTransfer,
+        waiter: typing.Awaitable[None],
+        exc: BaseException | None = None,
+    ) -> None:
+        """The wait on `waiter` (from `waiter`) is over: ended by the drain, or by `exc`."""
+        if waiter is _YIELD:
+            return
+        if exc is None:  # the drain resolved the future and woke this task, which runs now
+            self._woken -= 1
+            return
+        future = typing.cast("asyncio.Future[None]", waiter)
+        if isinstance(exc, asyncio.CancelledError):
+            # Forget the future first: the queue keeps `pending` until the loop thread reports
+            # it finished, and a future held there would keep the event loop alive with it.
+            pending.waiter = None
+            pending.cancel()
+        # Woken by a drain (a result set), this task runs now, even when a cancel that came
+        # after the result raises here instead.
+        if future.done() and not future.cancelled():
+            self._woken -= 1
+
     async def wait_for_news(self, pending: _core.PendingTransfer) -> None:
         """Sleep until the queue reports `pending`: finished, or (a stream) able to go on."""
         loop = self._loop()
@@ -234,17 +270,10 @@ class _AsyncioBridge(_BridgeBase):
         pending.waiter = future
         try:
             await future
-        except asyncio.CancelledError:
-            # Forget the future first: the queue keeps `pending` until the loop thread reports
-            # it finished, and a future held there would keep the event loop alive with it.
-            pending.waiter = None
-            pending.cancel()
+        except BaseException as exc:
+            self.waited(pending, future, exc)
             raise
-        finally:
-            # Woken by a drain (a result set), this task runs now, even when a cancel that
-            # came after the result raises here instead.
-            if future.done() and not future.cancelled():
-                self._woken -= 1
+        self.waited(pending, future)
 
 
 class _TrioBridge(_BridgeBase):
@@ -309,6 +338,19 @@ class _TrioBridge(_BridgeBase):
 
         await trio.lowlevel.wait_task_rescheduled(abort)
         self._woken -= 1  # rescheduled by a drain (a cancel aborts instead, uncounted)
+
+    def waiter(self, pending: _core.PendingTransfer) -> typing.Awaitable[None]:
+        """What the plain request's path awaits (see _AsyncioBridge.waiter): on trio, `wait`,
+        whose coroutine keeps its own count."""
+        return self.wait(pending)
+
+    def waited(
+        self,
+        pending: _core.PendingTransfer,
+        waiter: typing.Awaitable[None],
+        exc: BaseException | None = None,
+    ) -> None:
+        """Nothing to do on trio: `wait_for_news` settled it (see _AsyncioBridge.waited)."""
 
 
 _Bridge = typing.Union[_AsyncioBridge, _TrioBridge]

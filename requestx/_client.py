@@ -1057,7 +1057,8 @@ class AsyncClient(_BaseClient):
     ) -> Response:
         """An async client's plain request after its build step (`_hotpath.plain_request`):
         to the engine (the transport's `_send_plain`, awaited), then the hand-off
-        (`_hotpath.needs_client`, `_finish_plain`). `Client`'s is `_hotpath.send_plain`."""
+        (`_hotpath.needs_client`, `_finish_plain`). `Client`'s is `_hotpath.send_plain`;
+        `AsyncClient.get` (`_hotpath.async_client_get`) has these steps inline."""
         plan = self._plan
         response: Response = await plan.transport._send_plain(request, plan.timeout_ms, stream)
         if _hotpath.needs_client(plan, response):

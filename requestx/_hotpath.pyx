@@ -367,12 +367,17 @@ async def async_client_get(
 
     `AsyncClient.get` itself, compiled, as `client_get` is `Client.get`: a coroutine whose
     keyword-only defaults are filled in C (about 900 instructions per request on asyncio).
+    The plain request's steps are `AsyncClient._send_plain`'s, inlined: a coroutine fewer.
     """
     request = plain_request(
         self, "GET", url, None, None, None, None, params, headers, cookies, auth, timeout, extensions
     )
     if request is not None:
-        return await self._send_plain(request, follow_redirects)
+        plan = self._plan
+        response = await plan.transport._send_plain(request, plan.timeout_ms, False)
+        if needs_client(plan, response):
+            return await self._finish_plain(request, response, follow_redirects, False)
+        return response
     return await self.request(
         "GET",
         url,

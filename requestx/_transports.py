@@ -406,7 +406,13 @@ class AsyncHTTPTransport(_EngineTransport, AsyncBaseTransport):
         while True:
             try:
                 pending = bridge.submit(self._engine, arguments)
-                await bridge.wait(pending)
+                waiter = bridge.waiter(pending)
+                try:
+                    await waiter
+                except BaseException as exc:
+                    bridge.waited(pending, waiter, exc)
+                    raise
+                bridge.waited(pending, waiter)
                 result = pending.result()
                 break
             except _core.EngineError as exc:
