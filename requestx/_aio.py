@@ -142,6 +142,25 @@ class _BridgeBase:
         wake-up the spin saves (docs/performance.md, "The event loop's spin")."""
         return pending.finished or (self._woken <= 1 and self.queue.try_spin(pending) is not None)
 
+    def wait(self, pending: _core.PendingTransfer) -> typing.Awaitable[None]:
+        """What to await until `pending` is finished: each bridge's own."""
+        raise NotImplementedError
+
+    def waiter(self, pending: _core.PendingTransfer) -> typing.Awaitable[None]:
+        """What the plain request's path awaits until `pending` is finished; it then reports
+        how the wait ended with `waited`. By default `wait`, whose coroutine keeps its own
+        count (trio); asyncio's hands out its future and counts in `waited`."""
+        return self.wait(pending)
+
+    def waited(
+        self,
+        pending: _core.PendingTransfer,
+        waiter: typing.Awaitable[None],
+        exc: BaseException | None = None,
+    ) -> None:
+        """The wait on `waiter` is over, ended by the drain or by `exc`: nothing to settle
+        by default (see _AsyncioBridge.waited)."""
+
 
 class _AsyncioBridge(_BridgeBase):
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -338,19 +357,6 @@ class _TrioBridge(_BridgeBase):
 
         await trio.lowlevel.wait_task_rescheduled(abort)
         self._woken -= 1  # rescheduled by a drain (a cancel aborts instead, uncounted)
-
-    def waiter(self, pending: _core.PendingTransfer) -> typing.Awaitable[None]:
-        """What the plain request's path awaits (see _AsyncioBridge.waiter): on trio, `wait`,
-        whose coroutine keeps its own count."""
-        return self.wait(pending)
-
-    def waited(
-        self,
-        pending: _core.PendingTransfer,
-        waiter: typing.Awaitable[None],
-        exc: BaseException | None = None,
-    ) -> None:
-        """Nothing to do on trio: `wait_for_news` settled it (see _AsyncioBridge.waited)."""
 
 
 _Bridge = typing.Union[_AsyncioBridge, _TrioBridge]
