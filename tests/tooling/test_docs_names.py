@@ -213,10 +213,17 @@ def names_under_tests() -> frozenset[str]:
     return frozenset(path.name for path in repository_files() if tests in path.parents)
 
 
+@cache
+def repository_paths() -> frozenset[str]:
+    return frozenset(path.relative_to(ROOT).as_posix() for path in repository_files())
+
+
 def path_exists(reference: str) -> bool:
+    # Only files the walk keeps count: a report under benchmarks/results/ or a build output
+    # exists on the machine that made it, never in a clean clone.
     if reference.startswith("tests/"):
         return Path(reference).name in names_under_tests()
-    return (ROOT / reference).is_file()
+    return reference in repository_paths()
 
 
 @cache
