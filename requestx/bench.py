@@ -180,16 +180,18 @@ def _work_engines(settings: Settings, share: int, budget: int | None) -> dict[st
         cpu_before = time.process_time()
         started = time.perf_counter()
         runs = []
-        for client, count, limit in zip(clients, connections, budgets):
-            request = client.build_request(settings.method, settings.url, content=settings.body)
-            transport = client._transport
-            arguments = transport._engine_arguments(request, client._timeouts_for(request))
-            runs.append(
-                transport._engine.start_load(
-                    *arguments, count, limit or 0, settings.duration or 0.0
-                )
-            )
         try:
+            # Started inside the try: a Ctrl-C between two starts stops the runs already going
+            # (a run left going would keep its LoadRun waiting for it when freed).
+            for client, count, limit in zip(clients, connections, budgets):
+                request = client.build_request(settings.method, settings.url, content=settings.body)
+                transport = client._transport
+                arguments = transport._engine_arguments(request, client._timeouts_for(request))
+                runs.append(
+                    transport._engine.start_load(
+                        *arguments, count, limit or 0, settings.duration or 0.0
+                    )
+                )
             _wait_for_runs(runs)
         except BaseException:
             for run in runs:

@@ -152,9 +152,20 @@ def test_timeouts_are_counted_by_kind(raw_server: RawServer, mode: str) -> None:
     assert result["errors"] == {"timeout": 4}
 
 
+def _where_it_hangs(process: subprocess.Popen[str]) -> str:
+    """The Python stacks of a process started with -X faulthandler, which dumps them on
+    SIGABRT, then dies."""
+    process.send_signal(signal.SIGABRT)
+    _, stderr = process.communicate(timeout=10)
+    return stderr[-6000:]
+
+
 def test_ctrl_c_stops_a_long_run_promptly(nginx: Nginx) -> None:
     bench_process = subprocess.Popen(
-        [sys.executable, "-m", "requestx.bench", "-c", "32", "-d", "60", nginx.url + "/get"],
+        [
+            *(sys.executable, "-X", "faulthandler", "-m", "requestx.bench"),
+            *("-c", "32", "-d", "60", nginx.url + "/get"),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -163,7 +174,10 @@ def test_ctrl_c_stops_a_long_run_promptly(nginx: Nginx) -> None:
         time.sleep(1.5)  # the engines are running the load
         sent = time.monotonic()
         bench_process.send_signal(signal.SIGINT)
-        bench_process.wait(timeout=10)
+        try:
+            bench_process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pytest.fail("still running 10 s after Ctrl-C:\n" + _where_it_hangs(bench_process))
         assert time.monotonic() - sent < 3
         assert bench_process.returncode == 130
     finally:
