@@ -161,9 +161,16 @@ def _where_it_hangs(process: subprocess.Popen[str]) -> str:
 
 
 def test_ctrl_c_stops_a_long_run_promptly(nginx: Nginx) -> None:
+    # Python's own Ctrl-C handler set in the child: a process started in the background by a
+    # non-interactive shell (`scripts/test.sh &`) has SIGINT ignored, Python then leaves it
+    # so, and the child would inherit that.
+    with_ctrl_c = (
+        "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "runpy.run_module('requestx.bench', run_name='__main__', alter_sys=True)"
+    )
     bench_process = subprocess.Popen(
         [
-            *(sys.executable, "-X", "faulthandler", "-m", "requestx.bench"),
+            *(sys.executable, "-X", "faulthandler", "-c", with_ctrl_c),
             *("-c", "32", "-d", "60", nginx.url + "/get"),
         ],
         stdout=subprocess.PIPE,
