@@ -108,8 +108,11 @@ def child_env() -> dict[str, str]:
     `python -m requestx.bench` puts its working directory first, so the children run in a
     scratch directory (callgrind's cwd below) and find ROOT through PYTHONPATH: without that,
     loadgen measured the requestx of whatever directory it was started from, and the others an
-    editable install's, whatever PYTHONPATH said."""
-    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    editable install's, whatever PYTHONPATH said. For the same reason PYTHONPATH's entries are
+    made absolute here: a relative one (`PYTHONPATH=build/without-0009-pkg`, as
+    docs/libcurl-patches.md has it) would be looked up from the scratch directory, find
+    nothing, and leave the children on this checkout's requestx."""
+    paths = [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     return {**os.environ, "PYTHONPATH": os.pathsep.join([*paths, str(ROOT)])}
 
 

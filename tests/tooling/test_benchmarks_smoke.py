@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -404,6 +405,28 @@ def test_instructions_per_request_runs() -> None:
     for row in lines[1:]:
         cost, function = row.split(maxsplit=1)
         assert int(cost.replace(",", "")) > 0 and function, row
+
+
+def test_instructions_measures_the_requestx_a_relative_pythonpath_names(tmp_path: Path) -> None:
+    """The measured children run in a scratch directory: a relative PYTHONPATH entry (how
+    docs/libcurl-patches.md points at a variant's build) must still reach them."""
+    variant = tmp_path / "variant-pkg" / "requestx"
+    variant.mkdir(parents=True)
+    (variant / "__init__.py").write_text("__libcurl__ = {'patches': ['a', 'b']}\n")
+    probe = (
+        f"import sys; sys.path.insert(0, {str(BENCHMARKS)!r}); import instructions; "
+        "print(instructions.describe_requestx())"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": "variant-pkg"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == f"requestx {variant.resolve()}, libcurl patches: 2"
 
 
 def test_wake_cost_probe_runs(tmp_path: Path) -> None:
