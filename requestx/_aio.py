@@ -252,6 +252,10 @@ class _AsyncioBridge(_BridgeBase):
         coroutine fewer per request: a frame made, and resumed through, by every request."""
         if self._finished_now(pending):
             return _YIELD
+        return self._news_future(pending)
+
+    def _news_future(self, pending: _core.PendingTransfer) -> asyncio.Future[None]:
+        """A future the queue's drain resolves when it reports `pending`, registered on it."""
         loop = self._loop()
         assert loop is not None  # we are running on it
         future = loop.create_future()
@@ -283,10 +287,7 @@ class _AsyncioBridge(_BridgeBase):
 
     async def wait_for_news(self, pending: _core.PendingTransfer) -> None:
         """Sleep until the queue reports `pending`: finished, or (a stream) able to go on."""
-        loop = self._loop()
-        assert loop is not None  # we are running on it
-        future = loop.create_future()
-        pending.waiter = future
+        future = self._news_future(pending)
         try:
             await future
         except BaseException as exc:

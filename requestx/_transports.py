@@ -406,6 +406,8 @@ class AsyncHTTPTransport(_EngineTransport, AsyncBaseTransport):
         while True:
             try:
                 pending = bridge.submit(self._engine, arguments)
+                # bridge.wait's await, spelled out here (as _AsyncioBridge.wait_for_news
+                # does) so that a request makes no coroutine for it.
                 waiter = bridge.waiter(pending)
                 try:
                     await waiter

@@ -181,8 +181,8 @@ def _work_engines(settings: Settings, share: int, budget: int | None) -> dict[st
         started = time.perf_counter()
         runs = []
         try:
-            # Started inside the try: a Ctrl-C between two starts stops the runs already going
-            # (a run left going would keep its LoadRun waiting for it when freed).
+            # Started inside the try, so that a Ctrl-C between two starts stops the runs
+            # already going, as one during the wait does.
             for client, count, limit in zip(clients, connections, budgets):
                 request = client.build_request(settings.method, settings.url, content=settings.body)
                 transport = client._transport
