@@ -15,6 +15,8 @@ Environment switches (all optional):
     REQUESTX_LIBCURL_DEBUG=1  build and link libcurl's debug build (its DEBUGASSERTs abort);
                          for scripts/test_libcurl_build.sh, not for shipping
     (the last two are read by scripts/build_libcurl.sh, which keeps each build apart in its cache)
+    REQUESTX_ENGINE_HEAP=libc  the engine's heap from the C library's malloc where it would be
+                         the bundled jemalloc (Linux; csrc/heap.h); ASan builds always are
 """
 
 from __future__ import annotations
@@ -111,6 +113,10 @@ def _bundled_curl() -> tuple[list[str], list[str]]:
     if os.path.exists(cflags_file):
         with open(cflags_file) as f:
             defines = [line.strip() for line in f if line.strip()]
+    if ASAN or os.environ.get("REQUESTX_ENGINE_HEAP") == "libc":
+        # The engine's heap from the C library's malloc (csrc/heap.h): what the sanitizers
+        # check, and the other side of a comparison with jemalloc.
+        defines = [flag for flag in defines if flag != "-DRX_HEAP_JEMALLOC"]
     _note_libcurl_build(prefix)
     return [
         f"-I{prefix}/include",

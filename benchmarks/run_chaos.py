@@ -72,7 +72,10 @@ class Corrupt(Exception):
 
 
 def at_rest(stage: str, load_seconds: float, ended: int) -> dict[str, typing.Any]:
+    from requestx import _core
+
     heap, free = c_heap_in_use(), c_heap_free()
+    engine = _core.heap_stats()  # None when the engine's heap is the C library's malloc
     return {
         "stage": stage,
         "load_s": load_seconds,
@@ -80,6 +83,8 @@ def at_rest(stage: str, load_seconds: float, ended: int) -> dict[str, typing.Any
         "rss_mb": round(rss_bytes() / 2**20, 1),
         "c_heap_in_use_mb": None if heap is None else round(heap / 2**20, 1),
         "c_heap_free_mb": None if free is None else round(free / 2**20, 1),
+        "engine_heap_in_use_mb": None if engine is None else round(engine["allocated"] / 2**20, 1),
+        "engine_heap_resident_mb": None if engine is None else round(engine["resident"] / 2**20, 1),
         "python_blocks": sys.getallocatedblocks(),
     }
 
@@ -571,6 +576,14 @@ def drive(
                 if rests[0].get("c_heap_free_mb") is None
                 else round(rests[-1]["c_heap_free_mb"] - rests[0]["c_heap_free_mb"], 1)
             ),
+            "engine_heap": _core.libcurl_info()["heap"],
+            "engine_heap_resident_growth_mb": (
+                None
+                if rests[0]["engine_heap_resident_mb"] is None
+                else round(
+                    rests[-1]["engine_heap_resident_mb"] - rests[0]["engine_heap_resident_mb"], 1
+                )
+            ),
             "python_blocks_growth": rests[-1]["python_blocks"] - rests[0]["python_blocks"],
             "idle_cpu": round(idle_cpu, 4),
             "idle_engine_threads": threads_idle,
@@ -673,14 +686,26 @@ def print_table(report: dict[str, typing.Any]) -> None:
             f"over the same span: C heap in use {report['c_heap_growth_mb']:+} MB, free in "
             f"malloc's arenas {report.get('c_heap_free_growth_mb', 0):+} MB, Python blocks "
             f"{report['python_blocks_growth']:+,} (MALLOC_ARENA_MAX="
-            f"{os.environ.get('MALLOC_ARENA_MAX', 'unset')})"
+            f"{os.environ.get('MALLOC_ARENA_MAX', 'unset')}); the engine's heap is "
+            f"{report['engine_heap']}"
+            + (
+                ""
+                if report["engine_heap_resident_growth_mb"] is None
+                else f", its resident pages {report['engine_heap_resident_growth_mb']:+} MB"
+            )
         )
     for rest in report.get("at_rest", []):
         print(
             f"  at rest after {rest['stage']:<8} {rest['load_s']:>6} s of load, "
             f"{rest['requests_ended']:>9,} requests: RSS {rest['rss_mb']} MB, C heap in use "
             f"{rest['c_heap_in_use_mb']} MB (free {rest.get('c_heap_free_mb')} MB), "
-            f"{rest['python_blocks']:,} Python blocks"
+            + (
+                ""
+                if rest.get("engine_heap_in_use_mb") is None
+                else f"engine heap {rest['engine_heap_in_use_mb']} MB in use "
+                f"({rest['engine_heap_resident_mb']} MB resident), "
+            )
+            + f"{rest['python_blocks']:,} Python blocks"
         )
     for rid, outcome in list(report["posts_seen_twice"].items())[:20]:
         print(f"  ! POST {rid} reached the origin twice; its caller got: {outcome}")

@@ -1,4 +1,5 @@
 #include "buffer.h"
+#include "heap.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,7 +11,7 @@ int rx_buffer_reserve(rx_buffer *b, size_t cap)
 {
     if (cap <= b->cap)
         return 0;
-    char *p = realloc(b->data, cap);
+    char *p = rx_realloc(b->data, cap);
     if (p == NULL)
         return -1;
     if (b->data == NULL)
@@ -66,7 +67,7 @@ void rx_buffer_free_stolen(char *data)
 {
     if (data == NULL)
         return;
-    free(data);
+    rx_free(data);
     __atomic_sub_fetch(&live_buffers, 1, __ATOMIC_RELAXED);
 }
 
@@ -79,7 +80,7 @@ void *rx_table_grow(void *table, size_t *len, size_t size, size_t index)
     size_t grown_len = *len ? *len : 64;
     while (grown_len <= index)
         grown_len *= 2;
-    char *grown = realloc(table, grown_len * size);
+    char *grown = rx_realloc(table, grown_len * size);
     if (grown == NULL)
         return NULL;
     memset(grown + *len * size, 0, (grown_len - *len) * size);

@@ -1,4 +1,5 @@
 #include "completion.h"
+#include "heap.h"
 
 #include <stdlib.h>
 
@@ -6,11 +7,11 @@
 
 rx_completion_queue *rx_cq_new(void)
 {
-    rx_completion_queue *cq = calloc(1, sizeof *cq);
+    rx_completion_queue *cq = rx_calloc(1, sizeof *cq);
     if (cq == NULL)
         return NULL;
     if (rx_notifier_open(&cq->notifier) != 0) {
-        free(cq);
+        rx_free(cq);
         return NULL;
     }
     rx_mutex_init(&cq->lock);
@@ -28,7 +29,7 @@ void rx_cq_unref(rx_completion_queue *cq)
      * at it any more. */
     rx_notifier_close(&cq->notifier);
     rx_mutex_destroy(&cq->lock);
-    free(cq);
+    rx_free(cq);
 }
 
 void rx_cq_close(rx_completion_queue *cq)

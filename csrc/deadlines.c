@@ -1,6 +1,7 @@
 /* The engine's timeouts: a binary min-heap of transfers on engine.deadline_ms, and which
  * timeout applies to a transfer in each phase (see deadlines.h). */
 #include "deadlines.h"
+#include "heap.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,7 +49,7 @@ int rx_deadlines_add(rx_deadlines *e, rx_transfer *t, int64_t deadline_ms)
 {
     if (e->len == e->cap) {
         long cap = e->cap ? e->cap * 2 : 64;
-        rx_transfer **h = realloc(e->heap, (size_t)cap * sizeof *h);
+        rx_transfer **h = rx_realloc(e->heap, (size_t)cap * sizeof *h);
         if (h == NULL)
             return -1;
         e->heap = h;
@@ -91,7 +92,7 @@ void rx_deadlines_rekey_first(rx_deadlines *e, int64_t deadline_ms)
 
 void rx_deadlines_free(rx_deadlines *e)
 {
-    free(e->heap);
+    rx_free(e->heap);
     e->heap = NULL;
     e->len = e->cap = 0;
 }

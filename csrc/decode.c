@@ -6,6 +6,7 @@
  * caller's buffer is full or both are used up, moving on from one gzip member or zstd frame to
  * the next within the same read. */
 #include "decode.h"
+#include "heap.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -101,7 +102,7 @@ rx_decoder *rx_decoder_new(rx_coding coding)
 {
     if (!rx_decoder_supports(coding))
         return NULL;
-    rx_decoder *d = calloc(1, sizeof *d);
+    rx_decoder *d = rx_calloc(1, sizeof *d);
     if (d == NULL)
         return NULL;
     d->coding = coding;
@@ -132,7 +133,7 @@ rx_decoder *rx_decoder_new(rx_coding coding)
         break;
     }
     if (!ok) {
-        free(d);
+        rx_free(d);
         return NULL;
     }
     __atomic_add_fetch(&live_decoders, 1, __ATOMIC_RELAXED);
@@ -160,7 +161,7 @@ void rx_decoder_free(rx_decoder *d)
 #endif
         break;
     }
-    free(d);
+    rx_free(d);
     __atomic_sub_fetch(&live_decoders, 1, __ATOMIC_RELAXED);
 }
 

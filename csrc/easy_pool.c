@@ -1,5 +1,6 @@
 /* libcurl easy handles: the pool, and keep-or-reset (see easy_pool.h). */
 #include "easy_pool.h"
+#include "heap.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,13 +32,13 @@ static void free_handle(rx_easy *x)
 {
     if (x->curl != NULL)
         curl_easy_cleanup(x->curl);
-    free(x);
+    rx_free(x);
     __atomic_sub_fetch(&live_handles, 1, __ATOMIC_RELAXED);
 }
 
 static rx_easy *new_handle(rx_easy_pool *pool)
 {
-    rx_easy *x = calloc(1, sizeof *x);
+    rx_easy *x = rx_calloc(1, sizeof *x);
     if (x == NULL)
         return NULL;
     __atomic_add_fetch(&live_handles, 1, __ATOMIC_RELAXED);

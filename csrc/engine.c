@@ -14,6 +14,7 @@
 #include "deadlines.h"
 #include "easy_pool.h"
 #include "engine_impl.h"
+#include "heap.h"
 #include "platform.h"
 #include "sockets.h"
 #include "spin.h"
@@ -550,9 +551,16 @@ static void close_fds(rx_engine *e)
     rx_notifier_close(&e->wake); /* nothing to close when it was never opened */
 }
 
+int rx_engine_global_init(void)
+{
+    rx_heap_take_openssl(); /* first: before libcurl's initialisation reaches OpenSSL */
+    return (int)curl_global_init_mem(CURL_GLOBAL_ALL, rx_malloc, rx_free, rx_realloc, rx_strdup,
+                                     rx_calloc);
+}
+
 rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len)
 {
-    rx_engine *e = calloc(1, sizeof *e);
+    rx_engine *e = rx_calloc(1, sizeof *e);
     if (e == NULL) {
         snprintf(err, err_len, "out of memory");
         return NULL;
@@ -631,7 +639,7 @@ fail:
     close_fds(e);
     rx_cond_destroy(&e->unparked);
     rx_mutex_destroy(&e->lock);
-    free(e);
+    rx_free(e);
     return NULL;
 }
 
@@ -667,7 +675,7 @@ void rx_engine_free(rx_engine *e)
     rx_mutex_destroy(&e->lock);
     rx_deadlines_free(&e->deadlines);
     rx_sockets_free(&e->sockets);
-    free(e);
+    rx_free(e);
 }
 
 void rx_engine_abandon(rx_engine *e)

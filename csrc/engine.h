@@ -33,6 +33,11 @@ typedef struct rx_limits {
     long keepalive_expiry_s;   /* idle connections older than this are closed; < 0 = default */
 } rx_limits;
 
+/* libcurl's global initialisation, once per process before the first engine (at import):
+ * curl_global_init(CURL_GLOBAL_ALL), with libcurl's and the linked OpenSSL's allocations
+ * taken from the engine's heap (heap.h). 0, or libcurl's error code. */
+int rx_engine_global_init(void);
+
 /* Start an engine and its loop thread. On failure returns NULL and writes a reason to err. */
 rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len);
 

@@ -1,5 +1,6 @@
 /* A load run (see load.h). */
 #include "load.h"
+#include "heap.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -28,7 +29,7 @@ struct rx_load {
 rx_load *rx_load_new(rx_engine *e, rx_transfer *request, int concurrency, long requests,
                      long duration_ms)
 {
-    rx_load *l = calloc(1, sizeof *l);
+    rx_load *l = rx_calloc(1, sizeof *l);
     if (l == NULL)
         return NULL;
     l->engine = e;
@@ -66,7 +67,7 @@ static void record_response(rx_load *l, const rx_transfer *t, const rx_response 
     rx_load_results *r = &l->results;
     if (r->completed == l->latencies_cap) {
         long cap = l->latencies_cap ? l->latencies_cap * 2 : 4096;
-        int64_t *grown = realloc(l->latencies, (size_t)cap * sizeof *grown);
+        int64_t *grown = rx_realloc(l->latencies, (size_t)cap * sizeof *grown);
         if (grown == NULL) {
             record_error(l, RX_E_NOMEM, "out of memory recording latencies");
             return;
@@ -198,8 +199,8 @@ void rx_load_free(rx_load *l)
     if (l == NULL)
         return;
     rx_transfer_unref(l->request);
-    free(l->latencies);
+    rx_free(l->latencies);
     rx_cond_destroy(&l->finished_cond);
     rx_mutex_destroy(&l->lock);
-    free(l);
+    rx_free(l);
 }

@@ -1,5 +1,6 @@
 /* HTTP/2 origins: one connection each, requests beyond its stream limit wait (see origin.h). */
 #include "origin.h"
+#include "heap.h"
 
 #include "admission.h"
 #include "buffer.h"
@@ -37,7 +38,7 @@ struct rx_origins {
 /* Where a transfer is queued (rx_transfer.h2.wait_queue). */
 enum { NOT_QUEUED = 0, IN_WAIT_LIST = 1, IN_RELEASED = 2 };
 
-rx_origins *rx_origins_new(void) { return calloc(1, sizeof(rx_origins)); }
+rx_origins *rx_origins_new(void) { return rx_calloc(1, sizeof(rx_origins)); }
 
 void rx_origins_free(rx_origins *all)
 {
@@ -46,11 +47,11 @@ void rx_origins_free(rx_origins *all)
     while (all->list != NULL) {
         rx_origin *o = all->list;
         all->list = o->next;
-        free(o->key);
-        free(o);
+        rx_free(o->key);
+        rx_free(o);
     }
-    free(all->by_fd);
-    free(all);
+    rx_free(all->by_fd);
+    rx_free(all);
 }
 
 /* The origin part of a URL the Python layer built: scheme "://" authority. */
@@ -75,9 +76,9 @@ static rx_origin *origin_for(rx_origins *all, const char *route_key, const char 
         if (o->key_len == len && memcmp(o->key, route_key, route_len) == 0 &&
             o->key[route_len] == '\n' && memcmp(o->key + route_len + 1, url, url_len) == 0)
             return o;
-    rx_origin *o = calloc(1, sizeof *o);
-    if (o == NULL || (o->key = malloc(len + 1)) == NULL) {
-        free(o);
+    rx_origin *o = rx_calloc(1, sizeof *o);
+    if (o == NULL || (o->key = rx_malloc(len + 1)) == NULL) {
+        rx_free(o);
         return NULL;
     }
     memcpy(o->key, route_key, route_len);
@@ -99,8 +100,8 @@ static void drop_if_unused(rx_origin *o)
     for (rx_origin **link = &o->all->list; *link != NULL; link = &(*link)->next) {
         if (*link == o) {
             *link = o->next;
-            free(o->key);
-            free(o);
+            rx_free(o->key);
+            rx_free(o);
             return;
         }
     }

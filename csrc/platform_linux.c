@@ -4,6 +4,7 @@
 #ifdef __linux__
 
 #include "platform.h"
+#include "heap.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -25,13 +26,13 @@ struct rx_poller {
 
 static rx_poller *poller_new(void)
 {
-    rx_poller *p = malloc(sizeof *p);
+    rx_poller *p = rx_malloc(sizeof *p);
     if (p == NULL)
         return NULL;
     p->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
     if (p->epoll_fd < 0) {
         int saved = errno;
-        free(p);
+        rx_free(p);
         errno = saved;
         return NULL;
     }
@@ -43,7 +44,7 @@ static void poller_free(rx_poller *p)
     if (p == NULL)
         return;
     close(p->epoll_fd);
-    free(p);
+    rx_free(p);
 }
 
 /* ADD or MOD, whichever the caller's belief says, then the other: a belief made stale by a

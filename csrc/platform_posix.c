@@ -9,6 +9,7 @@
 #ifndef _WIN32
 
 #include "platform.h"
+#include "heap.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -76,15 +77,15 @@ struct rx_poller {
     size_t first; /* where the next wait starts reporting: every ready socket gets its turn */
 };
 
-static rx_poller *poller_new(void) { return calloc(1, sizeof(rx_poller)); }
+static rx_poller *poller_new(void) { return rx_calloc(1, sizeof(rx_poller)); }
 
 static void poller_free(rx_poller *p)
 {
     if (p == NULL)
         return;
-    free(p->fds);
-    free(p->slot_of);
-    free(p);
+    rx_free(p->fds);
+    rx_free(p->slot_of);
+    rx_free(p);
 }
 
 static short poll_events(unsigned events)
@@ -106,7 +107,7 @@ static int poller_set(rx_poller *p, rx_socket_t fd, unsigned events, int watched
     if (slot == 0) {
         if (p->count == p->cap) {
             size_t cap = p->cap ? p->cap * 2 : 16;
-            struct pollfd *fds = realloc(p->fds, cap * sizeof *fds);
+            struct pollfd *fds = rx_realloc(p->fds, cap * sizeof *fds);
             if (fds == NULL)
                 return -1;
             p->fds = fds;

@@ -14,6 +14,7 @@
 #include <ws2tcpip.h>
 
 #include "platform.h"
+#include "heap.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -83,7 +84,7 @@ static rx_poller *poller_new(void)
 {
     if (winsock_ready() != 0)
         return NULL;
-    return calloc(1, sizeof(rx_poller));
+    return rx_calloc(1, sizeof(rx_poller));
 }
 
 static void poller_free(rx_poller *p)
@@ -91,9 +92,9 @@ static void poller_free(rx_poller *p)
     if (p == NULL)
         return;
     for (int i = 0; i < 3; i++)
-        free(p->sets[i]);
-    free(p->watched);
-    free(p);
+        rx_free(p->sets[i]);
+    rx_free(p->watched);
+    rx_free(p);
 }
 
 static int find(const rx_poller *p, SOCKET fd)
@@ -107,12 +108,12 @@ static int find(const rx_poller *p, SOCKET fd)
 static int grow(rx_poller *p)
 {
     int cap = p->cap ? p->cap * 2 : 16;
-    watched_socket *watched = realloc(p->watched, (size_t)cap * sizeof *watched);
+    watched_socket *watched = rx_realloc(p->watched, (size_t)cap * sizeof *watched);
     if (watched == NULL)
         return -1;
     p->watched = watched;
     for (int i = 0; i < 3; i++) {
-        socket_set *set = realloc(p->sets[i], sizeof(socket_set) + (size_t)cap * sizeof(SOCKET));
+        socket_set *set = rx_realloc(p->sets[i], sizeof(socket_set) + (size_t)cap * sizeof(SOCKET));
         if (set == NULL)
             return -1; /* the grown ones stay grown; cap is unchanged */
         p->sets[i] = set;

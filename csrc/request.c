@@ -2,6 +2,7 @@
  * the setters that validate what goes on the wire, and the blocking wait for completion. The
  * loop thread's side is transfer.c; streaming and fed bodies are stream.c. */
 #include "transfer_impl.h"
+#include "heap.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -20,7 +21,7 @@ static char *dup_n(const char *s, size_t len);
 
 rx_transfer *rx_transfer_new(void)
 {
-    rx_transfer *t = calloc(1, sizeof *t);
+    rx_transfer *t = rx_calloc(1, sizeof *t);
     if (t == NULL)
         return NULL;
     t->refs = 1;
@@ -33,12 +34,15 @@ rx_transfer *rx_transfer_new(void)
     rx_mutex_init(&t->stream_lock);
     rx_cond_init(&t->stream_cond);
     /* The header block's first allocation is made here, in the thread that will free it, not
-     * by the loop thread on the first header line: memory malloc'd in one thread and freed in
-     * another goes back to the first thread's arena under its lock, and the two threads then
+     * by the loop thread on the first header line. With glibc's malloc (the engine's heap
+     * where it is not jemalloc, heap.h), memory malloc'd in one thread and freed in another
+     * goes back to the first thread's arena under its lock, and the two threads then
      * contended for it on every request (measured: 0.77 futex calls per async request at 64
-     * tasks, from free() in PendingTransfer.result). Below 1,032 bytes, glibc's per-thread
-     * cache takes it without a lock; most response header blocks fit. Failure is harmless:
-     * the loop thread allocates as before. */
+     * tasks, from free() in PendingTransfer.result); below 1,032 bytes, glibc's per-thread
+     * cache takes it without a lock, and most response header blocks fit. jemalloc's
+     * per-thread caches take a block whichever thread made it, so there this only moves an
+     * allocation off the loop thread. Failure is harmless: the loop thread allocates as
+     * before. */
     rx_buffer_reserve(&t->response.headers, RX_HEADERS_FIRST_ALLOCATION);
     __atomic_add_fetch(&live_transfers, 1, __ATOMIC_RELAXED);
     return t;
@@ -89,8 +93,8 @@ void rx_transfer_unref(rx_transfer *t)
     if (__atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
     /* The easy handle and header list are always released by the loop thread at completion. */
-    free(t->method);
-    free(t->url);
+    rx_free(t->method);
+    rx_free(t->url);
     rx_tls_unref(t->tls);
     rx_route_unref(t->route);
     rx_buffer_free(&t->header_lines);
@@ -101,7 +105,7 @@ void rx_transfer_unref(rx_transfer *t)
         rx_cq_unref(t->cq);
     rx_cond_destroy(&t->stream_cond);
     rx_mutex_destroy(&t->stream_lock);
-    free(t);
+    rx_free(t);
     __atomic_sub_fetch(&live_transfers, 1, __ATOMIC_RELAXED);
 }
 
@@ -131,7 +135,7 @@ static int has_line_break(const char *s, size_t len)
 
 static char *dup_n(const char *s, size_t len)
 {
-    char *p = malloc(len + 1);
+    char *p = rx_malloc(len + 1);
     if (p != NULL) {
         memcpy(p, s, len);
         p[len] = '\0';
@@ -143,7 +147,7 @@ int rx_transfer_set_method(rx_transfer *t, const char *method, size_t len)
 {
     if (!is_token(method, len))
         return RX_E_INVALID_METHOD;
-    free(t->method);
+    rx_free(t->method);
     if ((t->method = dup_n(method, len)) == NULL)
         return RX_E_NOMEM;
     t->idempotent = rx_method_is_idempotent(t->method); /* read per attempt in on_prereq */
@@ -158,7 +162,7 @@ int rx_transfer_set_url(rx_transfer *t, const char *url, size_t len)
         if (c <= 0x20 || c >= 0x7f)
             return RX_E_INVALID_URL;
     }
-    free(t->url);
+    rx_free(t->url);
     return (t->url = dup_n(url, len)) ? 0 : RX_E_NOMEM;
 }
 

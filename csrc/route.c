@@ -1,5 +1,6 @@
 /* Routes: proxies, Unix sockets, local addresses, socket options (see route.h). */
 #include "route.h"
+#include "heap.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -11,12 +12,12 @@
 
 rx_route *rx_route_new(const char *key, size_t key_len)
 {
-    rx_route *route = calloc(1, sizeof *route);
+    rx_route *route = rx_calloc(1, sizeof *route);
     if (route == NULL)
         return NULL;
     /* The strings are copied as rx_tls's are: a NUL inside is refused. */
     if (rx_tls_set_string(&route->key, key, key_len) != 0) {
-        free(route);
+        rx_free(route);
         return NULL;
     }
     route->refs = 1;
@@ -29,8 +30,8 @@ void rx_route_unref(rx_route *route)
 {
     if (route == NULL || __atomic_sub_fetch(&route->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
-    free(route->key);
-    free(route->proxy_url);
+    rx_free(route->key);
+    rx_free(route->proxy_url);
     rx_free_secret(route->proxy_username);
     rx_free_secret(route->proxy_password);
     /* Proxy headers carry Proxy-Authorization: wipe them too. */
@@ -38,12 +39,12 @@ void rx_route_unref(rx_route *route)
         rx_wipe_secret(item->data);
     curl_slist_free_all(route->proxy_headers);
     rx_tls_unref(route->proxy_tls);
-    free(route->unix_socket);
-    free(route->local_interface);
+    rx_free(route->unix_socket);
+    rx_free(route->local_interface);
     for (size_t i = 0; i < route->sockopt_count; i++)
-        free(route->sockopts[i]);
-    free(route->sockopts);
-    free(route);
+        rx_free(route->sockopts[i]);
+    rx_free(route->sockopts);
+    rx_free(route);
 }
 
 int rx_route_add_proxy_header(rx_route *route, const char *line, size_t len)
@@ -61,11 +62,11 @@ int rx_route_add_proxy_header(rx_route *route, const char *line, size_t len)
 
 int rx_route_add_sockopt(rx_route *route, int level, int name, const void *value, size_t len)
 {
-    rx_sockopt **grown = realloc(route->sockopts, (route->sockopt_count + 1) * sizeof *grown);
+    rx_sockopt **grown = rx_realloc(route->sockopts, (route->sockopt_count + 1) * sizeof *grown);
     if (grown == NULL)
         return -1;
     route->sockopts = grown;
-    rx_sockopt *opt = malloc(sizeof *opt + (len ? len : 1));
+    rx_sockopt *opt = rx_malloc(sizeof *opt + (len ? len : 1));
     if (opt == NULL)
         return -1;
     opt->level = level;

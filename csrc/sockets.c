@@ -1,5 +1,6 @@
 /* Watched sockets and their registrations with the engine's poller (see sockets.h). */
 #include "sockets.h"
+#include "heap.h"
 
 #include "buffer.h"
 #include "stat.h"
@@ -17,7 +18,7 @@ void rx_sockets_init(rx_sockets *s, rx_poller *poller)
 
 void rx_sockets_free(rx_sockets *s)
 {
-    free(s->slots);
+    rx_free(s->slots);
     s->slots = NULL;
     s->len = 0;
 }

@@ -1,12 +1,13 @@
 /* TLS settings shared by a client's transfers (see tls.h). */
 #include "tls.h"
+#include "heap.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 rx_tls *rx_tls_new(void)
 {
-    rx_tls *tls = calloc(1, sizeof *tls);
+    rx_tls *tls = rx_calloc(1, sizeof *tls);
     if (tls == NULL)
         return NULL;
     tls->refs = 1;
@@ -20,13 +21,13 @@ void rx_tls_unref(rx_tls *tls)
 {
     if (tls == NULL || __atomic_sub_fetch(&tls->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
-    free(tls->ca_file);
-    free(tls->ca_path);
-    free(tls->ca_pem);
-    free(tls->cert_file);
-    free(tls->key_file);
+    rx_free(tls->ca_file);
+    rx_free(tls->ca_path);
+    rx_free(tls->ca_pem);
+    rx_free(tls->cert_file);
+    rx_free(tls->key_file);
     rx_free_secret(tls->key_password);
-    free(tls);
+    rx_free(tls);
 }
 
 void rx_wipe_secret(char *secret)
@@ -41,30 +42,30 @@ void rx_free_secret(char *secret)
     if (secret == NULL)
         return;
     rx_wipe_secret(secret); /* no passphrases or credentials left in freed memory */
-    free(secret);
+    rx_free(secret);
 }
 
 int rx_tls_set_string(char **field, const char *value, size_t len)
 {
     if (memchr(value, '\0', len) != NULL)
         return -1; /* libcurl takes C strings: a NUL would silently cut the value short */
-    char *copy = malloc(len + 1);
+    char *copy = rx_malloc(len + 1);
     if (copy == NULL)
         return -1;
     memcpy(copy, value, len);
     copy[len] = '\0';
-    free(*field);
+    rx_free(*field);
     *field = copy;
     return 0;
 }
 
 int rx_tls_set_ca_pem(rx_tls *tls, const char *pem, size_t len)
 {
-    char *copy = malloc(len ? len : 1);
+    char *copy = rx_malloc(len ? len : 1);
     if (copy == NULL)
         return -1;
     memcpy(copy, pem, len);
-    free(tls->ca_pem);
+    rx_free(tls->ca_pem);
     tls->ca_pem = copy;
     tls->ca_pem_len = len;
     return 0;

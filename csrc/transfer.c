@@ -4,6 +4,7 @@
  * consumer side, are stream.c; the response head's lines are checked by head.c, the handle
  * comes from easy_pool.c, and which timeout applies is deadlines.c's. */
 #include "transfer_impl.h"
+#include "heap.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -374,7 +375,7 @@ static int build_header_list(rx_transfer *t)
     for (size_t off = 0; off < len; off += strlen(lines + off) + 1)
         count++;
     struct curl_slist *nodes = t->header_nodes;
-    if (count > RX_INLINE_HEADER_NODES && (nodes = malloc(count * sizeof *nodes)) == NULL)
+    if (count > RX_INLINE_HEADER_NODES && (nodes = rx_malloc(count * sizeof *nodes)) == NULL)
         return -1;
     size_t n = 0;
     nodes[n++].data = no_expect_line;
@@ -513,7 +514,7 @@ static rx_easy *release_handle(rx_transfer *t)
         h->transfer = NULL;
     t->handle = NULL;
     if (t->header_list != t->header_nodes)
-        free(t->header_list); /* NULL, or nodes too many for header_nodes */
+        rx_free(t->header_list); /* NULL, or nodes too many for header_nodes */
     t->header_list = NULL;
     return h;
 }

@@ -188,6 +188,7 @@ cdef extern from "engine.h" nogil:
         long taken_spinning
         long poller_changes
 
+    int rx_engine_global_init()
     rx_engine *rx_engine_new(const rx_limits *limits, char *err, size_t err_len)
     int rx_engine_submit(rx_engine *e, rx_transfer *t)
     int rx_engine_submit_deferred(rx_engine *e, rx_transfer *t)

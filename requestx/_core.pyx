@@ -32,9 +32,7 @@ import sys
 import weakref
 
 cdef extern from "curl/curl.h" nogil:
-    int curl_global_init(long flags)
     const char *curl_version()
-    long CURL_GLOBAL_ALL
     ctypedef struct curl_version_info_data:
         const char *version
         unsigned int version_num
@@ -69,8 +67,13 @@ cdef extern from *:
     """
     const char *requestx_libcurl_patches
 
-# libcurl's global state is set up once, at import, before any engine thread exists.
-if curl_global_init(CURL_GLOBAL_ALL) != 0:
+cdef extern from "heap.h":
+    const char *rx_heap_name()
+    void rx_heap_stats(int64_t *allocated, int64_t *resident)
+
+# libcurl's global state is set up once, at import, before any engine thread exists, with its
+# allocations sent to the engine's heap (csrc/heap.h).
+if rx_engine_global_init() != 0:
     raise ImportError("requestx: libcurl global initialisation failed")
 
 LIBCURL_VERSION = curl_version().decode()
@@ -114,7 +117,21 @@ def libcurl_info():
         # libcurl's own debug build (REQUESTX_LIBCURL_DEBUG=1): its assertions are on.
         "debug": bool(_info.features & CURL_VERSION_DEBUG),
         "patches": tuple(name for name in requestx_libcurl_patches.decode().split(",") if name),
+        # Where libcurl's, the engine's and (bundled Linux builds) OpenSSL's memory comes
+        # from: "jemalloc 5.3.1" or "libc" (csrc/heap.h).
+        "heap": rx_heap_name().decode(),
     }
+
+
+def heap_stats():
+    """The engine's heap (csrc/heap.h) as jemalloc counts it now: {"allocated": bytes handed
+    out, "resident": bytes of its pages in memory}; None where the heap is the C library's
+    malloc, which keeps no figures of its own for the engine."""
+    cdef int64_t allocated, resident
+    rx_heap_stats(&allocated, &resident)
+    if allocated < 0:
+        return None
+    return {"allocated": allocated, "resident": resident}
 
 
 # Interrupted waiters look for Ctrl-C this often (Linux's latch wait also ends early on EINTR).

@@ -63,8 +63,10 @@ command -v "$python" >/dev/null 2>&1 || die "$python not found (set PYTHON=/path
 
 # --- system packages --------------------------------------------------------------------------
 # The bundled libcurl (scripts/build_libcurl.sh) is built with cmake and ninja and links the
-# static archives of OpenSSL, zlib, brotli and zstd from their -dev packages.
-packages=(gcc make patch pkg-config cmake ninja-build libssl-dev zlib1g-dev libbrotli-dev libzstd-dev)
+# static archives of OpenSSL, zlib, brotli and zstd from their -dev packages; the jemalloc it
+# builds beside it (the engine's heap) needs autoconf and make.
+packages=(gcc make autoconf patch pkg-config cmake ninja-build libssl-dev zlib1g-dev libbrotli-dev
+          libzstd-dev)
 # Where upstream hosts cannot be reached, curl's and nghttp2's sources come from their Rust
 # crates, fetched with cargo (rustup's, when there is one; else Debian's).
 command -v cargo >/dev/null 2>&1 || packages+=(cargo)

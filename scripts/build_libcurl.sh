@@ -62,14 +62,20 @@
 # zlib, brotli and zstd are static archives, so the built module needs none of their shared
 # libraries: from REQUESTX_DEPS_PREFIX/lib where scripts/build_wheel_deps.sh built them there
 # (wheels), else from the system (Debian: libssl-dev zlib1g-dev libbrotli-dev libzstd-dev).
+# Linux targets (native, aarch64, musl) also get jemalloc, the engine's heap (csrc/heap.h says
+# why): built with its symbols prefixed rxje_ and hidden, so it never replaces the process's
+# malloc, and with one arena for every thread compiled in; its tree comes from the crate
+# tikv-jemalloc-sys, whose tree has no configure script, so these builds need autoconf and make.
 # CC and AR are honoured (scripts/build_wheel.sh --glibc sets them to zig's). The prefix ends
 # up holding:
 #   include/curl/*.h, lib/libcurl.a, lib/libnghttp2.a
+#   include/jemalloc/jemalloc.h, lib/libjemalloc_pic.a   (Linux targets)
 #   link-args.txt   what the extension adds to its link line, one argument per line
 #   cflags.txt      what code including curl/curl.h adds to its compile line (Windows: the
 #                   static-library defines), one argument per line; may be empty
 #   build-info.txt  versions, sources and flags of this build
-# Needs: cmake, ninja (or make), a C compiler, and cargo for --source registries.
+# Needs: cmake, ninja (or make), a C compiler, and cargo for --source registries; for Linux
+# targets also cargo (jemalloc's crate), autoconf and make.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -120,6 +126,7 @@ cache="$(native_path "$(cd "$cache" && pwd)")"
 
 curl_version="$(pinned_version curl)"
 nghttp2_version="$(pinned_version nghttp2)"
+jemalloc_version="$(pinned_version jemalloc)"
 
 # What the target is, and how cmake is told when it is not this machine.
 cross=()
@@ -299,7 +306,12 @@ if [ -f "$prefix/link-args.txt" ]; then
     exit 0
 fi
 
-for tool in cmake tar patch; do
+# The engine's heap: jemalloc on Linux targets, the C library's malloc elsewhere (csrc/heap.h).
+heap=libc
+[ "$target_os" = linux ] && heap=jemalloc
+tools=(cmake tar patch)
+[ "$heap" = jemalloc ] && tools+=(autoconf make)
+for tool in "${tools[@]}"; do
     command -v "$tool" >/dev/null 2>&1 || die "$tool not found; on Debian: apt-get install -y $tool"
 done
 generator=(-G "Unix Makefiles")
@@ -318,6 +330,7 @@ trap 'rm -rf "$work"' EXIT
 
 fetch_source curl "$work/curl"
 fetch_source nghttp2 "$work/nghttp2"
+if [ "$heap" = jemalloc ]; then fetch_source jemalloc "$work/jemalloc"; fi
 
 # The unpacked trees must be the pinned releases, whatever the archive's name said.
 IFS=. read -r major minor patch <<<"$curl_version"
@@ -368,6 +381,40 @@ cmake -S "$work/nghttp2" -B "$work/nghttp2-build" "${generator[@]}" "${common[@]
     { tail -n 40 "$work/nghttp2.log" >&2; die "nghttp2: cmake failed"; }
 cmake --build "$work/nghttp2-build" --parallel "$jobs" --target install >>"$work/nghttp2.log" 2>&1 ||
     { tail -n 40 "$work/nghttp2.log" >&2; die "nghttp2: build failed"; }
+
+if [ "$heap" = jemalloc ]; then
+    say "building jemalloc $jemalloc_version (static, prefixed rxje_, one arena)"
+    # The crate's tree has neither configure nor a VERSION file; its version (the pin's
+    # tikv-jemalloc-sys@0.7.1+5.3.1-0-g81034ce...) names the upstream tag and commit, which
+    # jemalloc.h then reports (JEMALLOC_VERSION).
+    jemalloc_where="$(pin jemalloc crate | cut -d' ' -f3)"
+    jemalloc_where="${jemalloc_where%%:*}"
+    jemalloc_full="${jemalloc_where#*+}"
+    [ "${jemalloc_full%%-*}" = "$jemalloc_version" ] ||
+        die "the jemalloc crate's tree is $jemalloc_full, not $jemalloc_version; refusing it"
+    (cd "$work/jemalloc" && autoconf) >"$work/jemalloc.log" 2>&1 ||
+        { tail -n 40 "$work/jemalloc.log" >&2; die "jemalloc: autoconf failed"; }
+    # Prefixed, private and unexported: rxje_malloc and friends, and rxje_-prefixed internals,
+    # so that nothing of it meets another allocator in the process (the extension's version
+    # script hides them all again). General-dynamic TLS: the extension is loaded by dlopen,
+    # after the static TLS block is laid out. No libdl: nothing to look up at run time.
+    # narenas:1: one arena shared by every thread that allocates for the engine (csrc/heap.h).
+    # 64 KiB pages on aarch64: a build for 4 KiB pages refuses to start on a 64 KiB-page kernel
+    # (some arm64 distributions), and the larger setting works on both.
+    jemalloc_options=(--with-jemalloc-prefix=rxje_ --with-private-namespace=rxje_
+                      --without-export --disable-initial-exec-tls --disable-libdl --disable-cxx
+                      --disable-doc --disable-shared --enable-static --with-malloc-conf=narenas:1
+                      --with-version="$jemalloc_full" --prefix="$stage")
+    [ -n "$host" ] && jemalloc_options+=(--host="$host")
+    [ "$arch" = aarch64 ] && jemalloc_options+=(--with-lg-page=16)
+    jemalloc_env=(CC="$cc" CFLAGS="${CFLAGS:-} -fPIC -fvisibility=hidden -ffunction-sections -fdata-sections")
+    [ -n "${AR:-}" ] && jemalloc_env+=(AR="$AR")
+    mkdir -p "$work/jemalloc-build"
+    (cd "$work/jemalloc-build" && env "${jemalloc_env[@]}" "$work/jemalloc/configure" "${jemalloc_options[@]}" &&
+        make -j"$jobs" build_lib_static && make install_lib_static install_include) \
+        >>"$work/jemalloc.log" 2>&1 || { tail -n 40 "$work/jemalloc.log" >&2; die "jemalloc: build failed"; }
+    [ -f "$stage/lib/libjemalloc_pic.a" ] || die "jemalloc: no lib/libjemalloc_pic.a after the build"
+fi
 
 # TLS and decoders. Cross builds name each library: cmake's own search would find this
 # machine's.
@@ -437,6 +484,7 @@ nghttp2_archive="$(installed_lib nghttp2)"
     native_path "$curl_archive"
     native_path "$nghttp2_archive"
     for path in "${link_libs[@]}"; do native_path "$path"; done
+    if [ "$heap" = jemalloc ]; then printf '%s\n' "$stage/lib/libjemalloc_pic.a" -lm; fi
     case "$host:$target_os" in
         x86_64-w64-mingw32:*) printf '%s\n' -lws2_32 -lcrypt32 -lsecur32 -lbcrypt -liphlpapi -ladvapi32 ;;
         :windows) printf '%s\n' ws2_32.lib crypt32.lib secur32.lib bcrypt.lib iphlpapi.lib advapi32.lib ;;
@@ -448,12 +496,17 @@ nghttp2_archive="$(installed_lib nghttp2)"
     esac
 } | sed "s|$stage|$(native_path "$prefix")|" >"$stage/link-args.txt"
 # A static libcurl and nghttp2 on Windows: their headers would otherwise declare DLL imports.
-if [ "$target_os" = windows ]; then
-    printf '%s\n' -DCURL_STATICLIB -DNGHTTP2_STATICLIB
-fi >"$stage/cflags.txt"
+# With jemalloc, the define that makes it the engine's heap (csrc/heap.c).
+{
+    if [ "$target_os" = windows ]; then
+        printf '%s\n' -DCURL_STATICLIB -DNGHTTP2_STATICLIB
+    fi
+    if [ "$heap" = jemalloc ]; then echo -DRX_HEAP_JEMALLOC; fi
+} >"$stage/cflags.txt"
 {
     echo "curl $curl_version ($(grep -m1 'LIBCURL_VERSION ' "$work/curl/include/curl/curlver.h" | cut -d'"' -f2))"
     echo "nghttp2 $nghttp2_version"
+    echo "heap $([ "$heap" = jemalloc ] && echo "jemalloc $jemalloc_full" || echo "libc")"
     echo "source $source_mode"
     # REQUESTX_LIBCURL_PATCHES and REQUESTX_LIBCURL_DEBUG as this build had them. setup.py reads
     # the "patch" lines below (the extension reports them: requestx.__libcurl__["patches"]).

@@ -39,7 +39,8 @@
 # On Windows (Git Bash or MSYS2) it builds zlib, brotli and zstd only, with LLVM's clang
 # (libcurl uses Schannel there, not OpenSSL).
 # Needs: a C compiler, make and perl (OpenSSL's build), tar, and curl, wget, cargo or python3
-# to download. --install-tools also installs cmake, which scripts/build_libcurl.sh needs next.
+# to download. --install-tools also installs cmake and autoconf, which scripts/build_libcurl.sh
+# needs next (autoconf for the jemalloc it builds on Linux).
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -94,9 +95,9 @@ if [ "$install_tools" = 1 ]; then
         # perl-core: OpenSSL's Configure needs modules (IPC::Cmd, ...) minimal perl lacks.
         # The compiler is the image's own (manylinux: gcc-toolset).
         say "installing build tools with $(basename "$pm")"
-        "$pm" install -y -q perl-core cmake make patch tar xz >/dev/null
+        "$pm" install -y -q perl-core cmake make patch tar xz autoconf >/dev/null
     elif command -v apk >/dev/null 2>&1; then
-        tools=(perl cmake make patch linux-headers tar xz)
+        tools=(perl cmake make patch linux-headers tar xz autoconf)
         if [ "$system_static" = 1 ]; then
             tools+=(openssl-dev openssl-libs-static zlib-dev zlib-static brotli-dev brotli-static
                     zstd-dev zstd-static)
@@ -105,7 +106,7 @@ if [ "$install_tools" = 1 ]; then
         apk add --no-cache -q "${tools[@]}" >/dev/null
     elif command -v apt-get >/dev/null 2>&1; then
         say "installing build tools with apt-get"
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq perl cmake make patch tar xz-utils >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq perl cmake make patch tar xz-utils autoconf >/dev/null
     else
         die "--install-tools: no dnf, yum, apk or apt-get here"
     fi

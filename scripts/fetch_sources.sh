@@ -73,6 +73,16 @@ from_upstream() {
     say "$1 $version: $(basename "$file") (sha256 ok)"
 }
 
+# fetch_crate_file NAME@VERSION FILE: the .crate file from crates.io's download host, the one
+# cargo itself downloads from, without needing cargo (a manylinux image has none); the caller
+# checks it against the pin. Fails quietly where that host is not reached.
+fetch_crate_file() {
+    local name="${1%%@*}" version="${1#*@}"
+    say "downloading the crate $1 from static.crates.io"
+    download "https://static.crates.io/crates/$name/$name-$version.crate" "$2" 2>/dev/null ||
+        { rm -f "$2"; return 1; }
+}
+
 # from_crate NAME DEST: the tree vendored in the pinned crate, unpacked into DEST
 from_crate() {
     local version sha where crate folder file project found
@@ -80,6 +90,9 @@ from_crate() {
     crate="${where%%:*}"      # curl-sys@0.4.91+curl-8.22.0
     folder="${where#*:}"      # curl
     file="$downloads/${crate/@/-}.crate"
+    if ! { [ -f "$file" ] && verify "$file" "$sha"; } && fetch_crate_file "$crate" "$file.part"; then
+        if verify "$file.part" "$sha"; then mv "$file.part" "$file"; else rm -f "$file.part"; fi
+    fi
     if ! { [ -f "$file" ] && verify "$file" "$sha"; }; then
         command -v cargo >/dev/null 2>&1 || { say "cargo not found (needed for the crate of $1)"; return 1; }
         say "fetching the crate $crate with cargo"
@@ -129,6 +142,12 @@ from_registries() {
 }
 
 fetch_source() {  # fetch_source NAME DEST
+    # A library pinned only as a registry's copy (no `tarball` line) comes from there in every
+    # mode.
+    if ! awk -v n="$1" '$1 == n && $3 == "tarball" { found = 1 } END { exit !found }' "$pins"; then
+        from_registries "$1" "$2" || die "could not get $1 from a package registry"
+        return 0
+    fi
     case "$source_mode" in
         upstream) from_upstream "$1" "$2" || die "could not get $1 from upstream" ;;
         registries) from_registries "$1" "$2" || die "could not get $1 from a package registry" ;;

@@ -76,7 +76,7 @@ summary=()
 for target in "${targets[@]}"; do
     case "$target" in
         head)
-            build_c head_fuzzer fuzz/c/head_fuzzer.c csrc/head.c csrc/token.c csrc/buffer.c
+            build_c head_fuzzer fuzz/c/head_fuzzer.c csrc/head.c csrc/token.c csrc/buffer.c csrc/heap.c
             command=("$fuzz_dir/build/head_fuzzer")
             ;;
         *)

@@ -34,7 +34,7 @@ from tests.support.paths import ROOT
 pytestmark = pytest.mark.cross
 
 SOURCES = [ROOT / "tests/c/engine_test.c", *sorted((ROOT / "csrc").glob("*.c"))]
-DECODE_SOURCES = [ROOT / "tests/c/decode_test.c", ROOT / "csrc/decode.c"]
+DECODE_SOURCES = [ROOT / "tests/c/decode_test.c", ROOT / "csrc/decode.c", ROOT / "csrc/heap.c"]
 FLAGS = ["-std=c11", "-g", "-O1", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter"]
 
 

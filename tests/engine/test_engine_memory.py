@@ -27,7 +27,11 @@ from tests.support.paths import ROOT
 from tests.support.sanitized import skip_under_asan
 
 SOURCES = [str(ROOT / "tests/c/engine_test.c"), *map(str, sorted((ROOT / "csrc").glob("*.c")))]
-DECODE_SOURCES = [str(ROOT / "tests/c/decode_test.c"), str(ROOT / "csrc/decode.c")]
+DECODE_SOURCES = [
+    str(ROOT / "tests/c/decode_test.c"),
+    str(ROOT / "csrc/decode.c"),
+    str(ROOT / "csrc/heap.c"),
+]
 
 
 def _compile(out: Path, *extra_flags: str, sources: list[str] = SOURCES) -> Path:

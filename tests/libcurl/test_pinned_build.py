@@ -18,17 +18,19 @@ from pathlib import Path
 import pytest
 
 import requestx
+from requestx import _core
 from tests.support.paths import ROOT
+from tests.support.sanitized import UNDER_ASAN
 
 SYSTEM_LIBCURL = os.environ.get("REQUESTX_SYSTEM_LIBCURL", "") not in ("", "0")
 
 
-def _pinned_curl_version() -> str:
+def _pinned_version(name: str) -> str:
     for line in (ROOT / "scripts/pinned-sources.txt").read_text().splitlines():
         fields = line.split()
-        if fields and fields[0] == "curl":
+        if fields and fields[0] == name:
             return fields[1]
-    raise AssertionError("no curl pin in scripts/pinned-sources.txt")
+    raise AssertionError(f"no {name} pin in scripts/pinned-sources.txt")
 
 
 def test_http2_brotli_and_zstd_are_built_in() -> None:
@@ -42,7 +44,7 @@ def test_http2_brotli_and_zstd_are_built_in() -> None:
 @pytest.mark.skipif(SYSTEM_LIBCURL, reason="built against the system libcurl")
 def test_the_linked_libcurl_is_the_pinned_release() -> None:
     info = requestx.__libcurl__
-    assert info["version"].split("-")[0] == _pinned_curl_version()
+    assert info["version"].split("-")[0] == _pinned_version("curl")
     assert set(info["protocols"]) == {"http", "https"}  # nothing else compiled in
 
 
@@ -100,6 +102,28 @@ def test_debug_build_only_when_asked_for() -> None:
     # assertions abort; never otherwise.
     wanted = os.environ.get("REQUESTX_LIBCURL_DEBUG") == "1"
     assert requestx.__libcurl__["debug"] is wanted
+
+
+def test_the_engine_heap_is_the_pinned_jemalloc_on_linux() -> None:
+    # csrc/heap.h: the bundled Linux builds take the engine's, libcurl's and OpenSSL's memory
+    # from the jemalloc scripts/build_libcurl.sh builds; the C library's malloc elsewhere, with
+    # a system libcurl, in ASan builds, and with REQUESTX_ENGINE_HEAP=libc (setup.py).
+    heap = requestx.__libcurl__["heap"]
+    stats = _core.heap_stats()
+    libc = (
+        not sys.platform.startswith("linux")
+        or SYSTEM_LIBCURL
+        or UNDER_ASAN
+        or os.environ.get("REQUESTX_ENGINE_HEAP") == "libc"
+    )
+    if libc:
+        assert heap == "libc"
+        assert stats is None
+    else:
+        assert heap == f"jemalloc {_pinned_version('jemalloc')}"
+        assert stats is not None
+        # libcurl's global state and every engine made so far live there already.
+        assert 0 < stats["allocated"] <= stats["resident"]
 
 
 def test_info_is_read_only() -> None:
