@@ -63,6 +63,7 @@ PROTOCOLS = ("h1", "h2", "h2c")
 KINDS = {"get": 40, "post": 30, "stream": 15, "cancel": 15}
 HANG_SECONDS = 60.0  # a request in flight longer than this is hung; so is a runtime draining
 IDLE_SECONDS = 2.0
+REST_SETTLE_SECONDS = 1.5  # engine.c gives the heap back after IDLE_GIVE_BACK_US (1 s) parked
 MAX_IDLE_CPU = 0.05
 RUNTIMES = ("asyncio", "trio", "threads")
 
@@ -527,6 +528,9 @@ def drive(
         if stage != "warmup":
             load_seconds += time.monotonic() - (deadline - seconds)
         gc.collect()
+        # At rest means idle: an engine parked for a second gives its heap's free pages back
+        # (csrc/heap.h), as it does whenever a service goes quiet; both readings wait for it.
+        time.sleep(REST_SETTLE_SECONDS)
         rest = at_rest(stage, round(load_seconds, 1), tally.snapshot()[1])
         rests.append(rest)
         rss["warmup" if stage == "warmup" else "load"] = rss_bytes()

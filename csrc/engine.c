@@ -472,14 +472,20 @@ void rx_run_loop_body(rx_engine *e, rx_poll_event *events, int n)
 /* The loop thread, with nothing in flight: give up driving and sleep until a command arrives,
  * curl's timer is due or a caller that drove hands the loop back with work left. Nobody waits
  * on the poller meanwhile, so idle connections (parked, sockets.h) are not watched; libcurl
- * checks a pooled connection before it reuses it. Returns 1 when the engine is closing (and no
- * caller drives any more). */
+ * checks a pooled connection before it reuses it. A second into the sleep, if transfers ran
+ * since it last did, it gives the engine heap's unused pages back (heap.h): a service that
+ * goes quiet after a burst returns the burst's memory, and a busy engine, which never sleeps
+ * that long, pays nothing. Returns 1 when the engine is closing (and no caller drives any
+ * more). */
+enum { IDLE_GIVE_BACK_US = 1000000 };
+
 static int park(rx_engine *e)
 {
     rx_mutex_lock(&e->lock);
     if (e->queue_head == NULL && !e->closing) {
         e->driver = NOBODY;
         rx_stat_add(&e->sleeps, 1);
+        int64_t give_back_at = -1;
         while (e->driver != LOOP_THREAD) {
             if (e->driver == CALLER) { /* it hands the loop back before anything else */
                 rx_cond_wait_until(&e->unparked, &e->lock, -1);
@@ -488,12 +494,24 @@ static int park(rx_engine *e)
             if (e->closing)
                 break;
             /* Fields a caller changed while it drove are ours again: the mutex orders them. */
-            e->park_until_us = e->curl_timer_us;
-            if (e->park_until_us < 0 || e->park_until_us > rx_clock_us()) {
-                rx_cond_wait_until(&e->unparked, &e->lock, e->park_until_us);
-            } else {
-                break; /* curl's timer is due */
+            int64_t now = rx_clock_us();
+            if (give_back_at < 0 && e->completed != e->completed_at_give_back)
+                give_back_at = now + IDLE_GIVE_BACK_US;
+            if (give_back_at >= 0 && now >= give_back_at) {
+                e->completed_at_give_back = e->completed;
+                give_back_at = -1;
+                rx_mutex_unlock(&e->lock); /* a caller may drive meanwhile: the loop is NOBODY's */
+                rx_heap_give_back();
+                rx_mutex_lock(&e->lock);
+                continue;
             }
+            e->park_until_us = e->curl_timer_us;
+            if (e->park_until_us >= 0 && e->park_until_us <= now)
+                break; /* curl's timer is due */
+            int64_t until = e->park_until_us;
+            if (give_back_at >= 0 && (until < 0 || give_back_at < until))
+                until = give_back_at;
+            rx_cond_wait_until(&e->unparked, &e->lock, until);
         }
         e->driver = LOOP_THREAD;
     }

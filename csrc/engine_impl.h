@@ -62,6 +62,8 @@ struct rx_engine {
     rx_spin event_waits;     /* its waits for an event while transfers are in flight */
 
     rx_spin spin;            /* blocking waiters' spin heuristics (any thread, spin.h) */
+    long completed_at_give_back; /* `completed` when the parked loop thread last gave the
+                                    engine heap's pages back (engine.c, park) */
 
     /* Statistics, also used by the driver (running): written by whoever drives,
      * with relaxed atomic stores so that rx_engine_get_stats() may read them from any thread. */

@@ -11,6 +11,9 @@
 #include <jemalloc/jemalloc.h>
 #include <openssl/crypto.h>
 
+#define RX_STR(x) #x
+#define RX_XSTR(x) RX_STR(x)
+
 void *rx_malloc(size_t size) { return rxje_malloc(size); }
 void *rx_calloc(size_t count, size_t size) { return rxje_calloc(count, size); }
 void *rx_realloc(void *block, size_t size) { return rxje_realloc(block, size); }
@@ -44,12 +47,16 @@ void rx_heap_take_openssl(void)
     (void)CRYPTO_set_mem_functions(openssl_malloc, openssl_realloc, openssl_free);
 }
 
-#define RX_STR(x) #x
-#define RX_XSTR(x) RX_STR(x)
 const char *rx_heap_name(void)
 {
     return "jemalloc " RX_XSTR(JEMALLOC_VERSION_MAJOR) "." RX_XSTR(JEMALLOC_VERSION_MINOR) "." RX_XSTR(
         JEMALLOC_VERSION_BUGFIX);
+}
+
+void rx_heap_give_back(void)
+{
+    /* Every arena's unused dirty pages, purged at once (MALLCTL_ARENAS_ALL). */
+    (void)rxje_mallctl("arena." RX_XSTR(MALLCTL_ARENAS_ALL) ".purge", NULL, NULL, NULL, 0);
 }
 
 void rx_heap_stats(int64_t *allocated, int64_t *resident)
@@ -79,6 +86,8 @@ void rx_free(void *block) { free(block); }
 void rx_heap_take_openssl(void) {}
 
 const char *rx_heap_name(void) { return "libc"; }
+
+void rx_heap_give_back(void) {}
 
 void rx_heap_stats(int64_t *allocated, int64_t *resident) { *allocated = *resident = -1; }
 

@@ -14,8 +14,9 @@
  * Everywhere else (macOS, Windows, a system libcurl, and the sanitizer builds, whose checks
  * see only the C library's malloc) they are the C library's malloc, calloc, realloc and free.
  *
- * libcurl is given these at its global initialisation (rx_engine_global_init), and OpenSSL by
- * rx_heap_take_openssl; nghttp2 and the decoders' libraries keep the C library's malloc.
+ * libcurl is given these at its global initialisation (rx_engine_global_init), and passes them
+ * on to its nghttp2 sessions; OpenSSL is given them by rx_heap_take_openssl. The decoders'
+ * libraries (zlib, brotli, zstd, for decode.c) keep the C library's malloc.
  * A block from one of these goes back through rx_free, never through free(), and vice versa.
  */
 #ifndef RX_HEAP_H
@@ -37,6 +38,12 @@ void rx_heap_take_openssl(void);
 
 /* What the engine's heap is: "jemalloc 5.3.1", or "libc" for the C library's malloc. */
 const char *rx_heap_name(void);
+
+/* Give the pages of the engine's heap that hold no block back to the system now (jemalloc
+ * keeps freed pages for about ten seconds for reuse, and purges them only while something
+ * allocates: an engine gone quiet would keep them). The engine calls it once it has been idle
+ * for a second (engine.c, park). Nothing with the C library's malloc. */
+void rx_heap_give_back(void);
 
 /* jemalloc's own figures, read now: the bytes handed out and not given back (blocks in the
  * threads' caches count as handed out), and the bytes of its pages resident in memory. Both
