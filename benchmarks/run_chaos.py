@@ -90,6 +90,12 @@ def at_rest(stage: str, load_seconds: float, ended: int) -> dict[str, typing.Any
     }
 
 
+def growth_at_rest(rests: list[dict[str, typing.Any]], key: str) -> float | None:
+    """A reading's change from the first rest point to the last; None where it was not read."""
+    first, last = rests[0].get(key), rests[-1].get(key)
+    return None if first is None or last is None else round(last - first, 1)
+
+
 def engine_threads() -> int:
     python_threads = {thread.native_id for thread in threading.enumerate()}
     return sum(1 for tid in os.listdir("/proc/self/task") if int(tid) not in python_threads)
@@ -570,24 +576,10 @@ def drive(
             # Not checked, for telling a leak from memory malloc keeps: growth of what malloc
             # has handed out, of what it keeps free, and of Python's allocated blocks, over the
             # same span as RSS.
-            "c_heap_growth_mb": (
-                None
-                if rests[0]["c_heap_in_use_mb"] is None
-                else round(rests[-1]["c_heap_in_use_mb"] - rests[0]["c_heap_in_use_mb"], 1)
-            ),
-            "c_heap_free_growth_mb": (
-                None
-                if rests[0].get("c_heap_free_mb") is None
-                else round(rests[-1]["c_heap_free_mb"] - rests[0]["c_heap_free_mb"], 1)
-            ),
+            "c_heap_growth_mb": growth_at_rest(rests, "c_heap_in_use_mb"),
+            "c_heap_free_growth_mb": growth_at_rest(rests, "c_heap_free_mb"),
             "engine_heap": _core.libcurl_info()["heap"],
-            "engine_heap_resident_growth_mb": (
-                None
-                if rests[0]["engine_heap_resident_mb"] is None
-                else round(
-                    rests[-1]["engine_heap_resident_mb"] - rests[0]["engine_heap_resident_mb"], 1
-                )
-            ),
+            "engine_heap_resident_growth_mb": growth_at_rest(rests, "engine_heap_resident_mb"),
             "python_blocks_growth": rests[-1]["python_blocks"] - rests[0]["python_blocks"],
             "idle_cpu": round(idle_cpu, 4),
             "idle_engine_threads": threads_idle,
